@@ -1,0 +1,3 @@
+module github.com/zerostat/zerostat
+
+go 1.26

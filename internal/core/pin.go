@@ -1,0 +1,48 @@
+package core
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// procPin and procUnpin give the id of the P (scheduler processor) the
+// goroutine runs on. The runtime keeps them linkable for sync.Pool-like
+// users (runtime/proc.go, "Do not remove or change the type signature",
+// go.dev/issue/67401). A contended series picks its stripe with it, so two
+// goroutines running at the same instant never share a cell.
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// procID returns the current P's id. Cost: two non-inlined calls, ~2 ns.
+func procID() int {
+	id := procPin()
+	procUnpin()
+	return id
+}
+
+// stripeCount is the number of cells of a contended series: GOMAXPROCS
+// rounded up to a power of two, at least 2, at most 64.
+func stripeCount() int {
+	p := runtime.GOMAXPROCS(0)
+	n := 2
+	for n < p && n < 64 {
+		n *= 2
+	}
+	return n
+}
+
+// alignOffset returns how many words to skip so that &w[off] is at the start
+// of a cache line (the garbage collector does not move heap objects).
+func alignOffset[T any](w []T) int {
+	var zero T
+	size := unsafe.Sizeof(zero)
+	mis := uintptr(unsafe.Pointer(&w[0])) % (wordsPerLine * 8)
+	if mis == 0 {
+		return 0
+	}
+	return int((wordsPerLine*8 - mis) / size)
+}

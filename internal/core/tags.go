@@ -1,0 +1,221 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+)
+
+// MaxTagLength is the longest key name or value the OpenCensus tag model
+// allows (tag/validate.go in go.opencensus.io: maxKeyLength = 255).
+const MaxTagLength = 255
+
+// Propagation TTLs, with OpenCensus's values (tag/metadata.go).
+const (
+	TTLNoPropagation        int8 = 0
+	TTLUnlimitedPropagation int8 = -1
+)
+
+// Tag is one key/value pair of a TagMap.
+type Tag struct {
+	Key   string
+	Value string
+	TTL   int8
+}
+
+// cacheSlots is the number of per-view series pointers cached on a TagMap.
+// A direct-mapped cache indexed by Aggregator.slot: 8 slots cover the
+// common case of one map recorded into up to 8 views with no collisions
+// (the "8 measures, 8 tags" scenario), for 64 bytes per map.
+const cacheSlots = 8
+
+// TagMap is the immutable tag set behind tag.Map (which is defined as this
+// type, so the two convert freely without copying).
+//
+// Tags are sorted by key and keys are unique. A TagMap is never modified
+// after construction except for its cache, which only holds pointers to
+// series derived from the tags; it is safe for concurrent use.
+type TagMap struct {
+	tags []Tag
+	// cache remembers, per view (slot = Aggregator.slot % cacheSlots), the
+	// series these tags resolve to. An entry is valid when its owner is the
+	// Aggregator asking; a stale entry (another view, an unregistered one)
+	// is simply overwritten. Reading it costs one atomic load.
+	cache [cacheSlots]atomic.Pointer[Series]
+}
+
+// NewTagMap returns a map over tags, which must be sorted with unique keys.
+// The map takes ownership of the slice.
+func NewTagMap(tags []Tag) *TagMap { return &TagMap{tags: tags} }
+
+// Tags returns the sorted tags. The caller must not modify the slice.
+func (m *TagMap) Tags() []Tag {
+	if m == nil {
+		return nil
+	}
+	return m.tags
+}
+
+// Value returns the value of key and whether it is present.
+func (m *TagMap) Value(key string) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	for i := range m.tags {
+		if m.tags[i].Key == key {
+			return m.tags[i].Value, true
+		}
+	}
+	return "", false
+}
+
+type ctxKey struct{}
+
+// FromContext returns the TagMap carried by ctx, or nil. A nil ctx has none.
+// Cost: one context.Value lookup.
+func FromContext(ctx context.Context) *TagMap {
+	if ctx == nil {
+		return nil
+	}
+	m, _ := ctx.Value(ctxKey{}).(*TagMap)
+	return m
+}
+
+// NewContext returns a child of ctx carrying m.
+func NewContext(ctx context.Context, m *TagMap) context.Context {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithValue(ctx, ctxKey{}, m)
+}
+
+// Mutator operations.
+const (
+	opInsert = 1 + iota
+	opUpdate
+	opUpsert
+	opDelete
+)
+
+// Mutator is one pre-validated change to a tag set; tag.Mutator is defined
+// as this type. Building one validates it once, so applying it on the record
+// path is a few compares and a copy, with no interface call.
+type Mutator struct {
+	op  uint8
+	ttl int8
+	key string
+	val string
+	err error
+}
+
+// Errors of the tag model. They name what was wrong; wrapped errors add the
+// offending key or value.
+var (
+	ErrInvalidKey   = errors.New("invalid tag key: want 1 to 255 printable ASCII characters (0x20-0x7e)")
+	ErrInvalidValue = errors.New("invalid tag value: want 0 to 255 printable ASCII characters (0x20-0x7e)")
+	errZeroMutator  = errors.New("tag: zero Mutator (build one with tag.Insert, tag.Update, tag.Upsert or tag.Delete)")
+)
+
+// ValidKey reports whether name is a valid key name.
+func ValidKey(name string) bool {
+	return len(name) > 0 && len(name) <= MaxTagLength && printable(name)
+}
+
+// ValidValue reports whether v is a valid tag value.
+func ValidValue(v string) bool {
+	return len(v) <= MaxTagLength && printable(v)
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyError wraps ErrInvalidKey with the key.
+type KeyError struct{ Key string }
+
+func (e *KeyError) Error() string {
+	return ErrInvalidKey.Error() + ": got " + strconv.Quote(e.Key)
+}
+func (e *KeyError) Unwrap() error { return ErrInvalidKey }
+
+// ValueError wraps ErrInvalidValue with the key and the value.
+type ValueError struct{ Key, Value string }
+
+func (e *ValueError) Error() string {
+	return ErrInvalidValue.Error() + ": key " + strconv.Quote(e.Key) + " got " + strconv.Quote(e.Value)
+}
+func (e *ValueError) Unwrap() error { return ErrInvalidValue }
+
+// NewMutator builds and validates a mutator. op is one of the Op* constants
+// exposed through MutInsert etc.
+func newMutator(op uint8, key, val string, ttl int8) Mutator {
+	m := Mutator{op: op, key: key, val: val, ttl: ttl}
+	if !ValidKey(key) {
+		m.err = &KeyError{Key: key}
+	} else if op != opDelete && !ValidValue(val) {
+		m.err = &ValueError{Key: key, Value: val}
+	}
+	return m
+}
+
+// MutInsert adds key=val unless key is present.
+func MutInsert(key, val string, ttl int8) Mutator { return newMutator(opInsert, key, val, ttl) }
+
+// MutUpdate replaces the value of key if key is present.
+func MutUpdate(key, val string, ttl int8) Mutator { return newMutator(opUpdate, key, val, ttl) }
+
+// MutUpsert sets key=val.
+func MutUpsert(key, val string, ttl int8) Mutator { return newMutator(opUpsert, key, val, ttl) }
+
+// MutDelete removes key.
+func MutDelete(key string) Mutator { return newMutator(opDelete, key, "", 0) }
+
+// Err returns the validation error of the mutator, if any.
+func (m *Mutator) Err() error {
+	if m.op == 0 {
+		return errZeroMutator
+	}
+	return m.err
+}
+
+// Apply returns dst (sorted, unique keys) with the mutation applied, in
+// place. Check Err first: Apply assumes a valid mutator. With a dst of
+// enough capacity (a stack array on the record path) it does not allocate.
+func (mu *Mutator) Apply(dst []Tag) []Tag {
+	// Find key's position in the sorted dst.
+	j := 0
+	for j < len(dst) && dst[j].Key < mu.key {
+		j++
+	}
+	found := j < len(dst) && dst[j].Key == mu.key
+	switch mu.op {
+	case opInsert:
+		if found {
+			return dst
+		}
+	case opUpdate:
+		if !found {
+			return dst
+		}
+	case opDelete:
+		if found {
+			dst = append(dst[:j], dst[j+1:]...)
+		}
+		return dst
+	}
+	t := Tag{Key: mu.key, Value: mu.val, TTL: mu.ttl}
+	if found {
+		dst[j] = t
+		return dst
+	}
+	dst = append(dst, Tag{})
+	copy(dst[j+1:], dst[j:])
+	dst[j] = t
+	return dst
+}

@@ -1,0 +1,111 @@
+package tag
+
+import (
+	"context"
+	"strings"
+
+	"github.com/zerostat/zerostat/internal/core"
+)
+
+// Tag is a key and its value.
+type Tag struct {
+	Key   Key
+	Value string
+}
+
+// Map is an immutable set of tags, sorted by key. It is carried in a
+// context.Context (NewContext, FromContext) and built by New. A Map is safe
+// for concurrent use.
+//
+// Recording with the same Map again is the fast path: the series a Map
+// resolves to in each view is remembered on the Map itself, so build a Map
+// once per distinct tag combination (per route, per request type) and keep
+// the context, rather than calling New for every request.
+type Map core.TagMap
+
+func (m *Map) core() *core.TagMap { return (*core.TagMap)(m) }
+
+// Value returns the value of k and whether the map holds it. Safe on a nil
+// Map.
+func (m *Map) Value(k Key) (string, bool) {
+	return m.core().Value(k.name)
+}
+
+// Len returns the number of tags.
+func (m *Map) Len() int { return len(m.core().Tags()) }
+
+// Tags returns the tags, sorted by key name, in a new slice.
+func (m *Map) Tags() []Tag {
+	ts := m.core().Tags()
+	out := make([]Tag, len(ts))
+	for i, t := range ts {
+		out[i] = Tag{Key: Key{name: t.Key}, Value: t.Value}
+	}
+	return out
+}
+
+// String returns the tags as "{ {k1 v1}{k2 v2} }", sorted by key, as
+// OpenCensus prints a map (values without their metadata).
+func (m *Map) String() string {
+	if m == nil {
+		return "nil"
+	}
+	var b strings.Builder
+	b.WriteString("{ ")
+	for _, t := range m.core().Tags() {
+		b.WriteString("{")
+		b.WriteString(t.Key)
+		b.WriteString(" ")
+		b.WriteString(t.Value)
+		b.WriteString("}")
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// Mutator is a change to a tag set, built (and validated) by Insert, Update,
+// Upsert or Delete. Unlike OpenCensus's Mutator interface it is a plain
+// value: applying it on the record path costs no interface call and no
+// allocation. An invalid key or value is reported by New or
+// stats.RecordWithTags, which apply it.
+type Mutator core.Mutator
+
+// Insert adds k=v unless the map already holds k.
+func Insert(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MutInsert(k.name, v, createMetadatas(mds).ttl.ttl))
+}
+
+// Update sets the value of k if the map holds k.
+func Update(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MutUpdate(k.name, v, createMetadatas(mds).ttl.ttl))
+}
+
+// Upsert sets k=v.
+func Upsert(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MutUpsert(k.name, v, createMetadatas(mds).ttl.ttl))
+}
+
+// Delete removes k.
+func Delete(k Key) Mutator {
+	return Mutator(core.MutDelete(k.name))
+}
+
+// New returns a context whose tag map is the map of ctx with the mutators
+// applied in order. On an invalid mutator it returns ctx unchanged and the
+// error (wrapping ErrInvalidKey or ErrInvalidValue, naming the input).
+//
+// Cost: three allocations (the tags, the Map, the context). Safe for
+// concurrent use.
+func New(ctx context.Context, mutator ...Mutator) (context.Context, error) {
+	for i := range mutator {
+		if err := (*core.Mutator)(&mutator[i]).Err(); err != nil {
+			return ctx, err
+		}
+	}
+	orig := core.FromContext(ctx).Tags()
+	tags := append(make([]core.Tag, 0, len(orig)+len(mutator)), orig...)
+	for i := range mutator {
+		tags = (*core.Mutator)(&mutator[i]).Apply(tags)
+	}
+	return core.NewContext(ctx, core.NewTagMap(tags)), nil
+}

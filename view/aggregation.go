@@ -1,0 +1,84 @@
+package view
+
+import (
+	"strconv"
+
+	"github.com/zerostat/zerostat/internal/core"
+)
+
+// AggType is the kind of an aggregation.
+type AggType int
+
+// Aggregation types, numbered as in OpenCensus.
+const (
+	AggTypeNone         AggType = iota // no aggregation; not registrable
+	AggTypeCount                       // the count aggregation, see Count
+	AggTypeSum                         // the sum aggregation, see Sum
+	AggTypeDistribution                // the distribution aggregation, see Distribution
+	AggTypeLastValue                   // the last value aggregation, see LastValue
+)
+
+var aggTypeName = [...]string{"None", "Count", "Sum", "Distribution", "LastValue"}
+
+// String returns the type's name ("Count", "Distribution").
+func (t AggType) String() string {
+	if t < 0 || int(t) >= len(aggTypeName) {
+		return "AggType(" + strconv.Itoa(int(t)) + ")"
+	}
+	return aggTypeName[t]
+}
+
+func (t AggType) kind() core.Kind {
+	switch t {
+	case AggTypeCount:
+		return core.KindCount
+	case AggTypeSum:
+		return core.KindSum
+	case AggTypeDistribution:
+		return core.KindDistribution
+	case AggTypeLastValue:
+		return core.KindLastValue
+	}
+	return 0
+}
+
+// Aggregation says how a view combines the values recorded for one tag
+// combination.
+type Aggregation struct {
+	Type    AggType   // Type is the kind of aggregation.
+	Buckets []float64 // Buckets are a distribution's bucket bounds.
+}
+
+var (
+	aggCount = &Aggregation{Type: AggTypeCount}
+	aggSum   = &Aggregation{Type: AggTypeSum}
+)
+
+// Count counts the recorded values (whatever they are). Its data is
+// *CountData.
+func Count() *Aggregation { return aggCount }
+
+// Sum adds the recorded values. Its data is *SumData.
+func Sum() *Aggregation { return aggSum }
+
+// Distribution keeps a histogram of the recorded values and their count,
+// min, max, mean and sum of squared deviation. Its data is
+// *DistributionData.
+//
+// With bounds b0 < b1 < ... < bn the buckets are (-Inf, b0), [b0, b1), ...,
+// [bn, +Inf): a value equal to a bound counts in the bucket above it, as in
+// OpenCensus. As in OpenCensus, Register sorts the bounds and drops zero
+// bounds; it rejects negative, non-finite and repeated bounds.
+//
+// Recording into a distribution costs a bound search (linear up to 16
+// bounds, binary above) and four atomic updates.
+func Distribution(bounds ...float64) *Aggregation {
+	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds}
+}
+
+// LastValue keeps the last recorded value. Its data is *LastValueData.
+// Under concurrent records of one series, "last" is the last store to reach
+// memory.
+func LastValue() *Aggregation {
+	return &Aggregation{Type: AggTypeLastValue}
+}

@@ -1,0 +1,133 @@
+package view
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Exporter receives the data of every registered view each reporting
+// period, and of a view being unregistered. ExportView is called from the
+// reporting goroutine (from Unregister's caller for the last report of a
+// view), with a *Data freshly built for that report and shared by all
+// exporters: an exporter may keep it but must not modify it. Exporters are
+// kept in a set, so an Exporter must be comparable (a pointer, typically).
+type Exporter interface {
+	ExportView(viewData *Data)
+}
+
+// DefaultReportingPeriod is the reporting period until SetReportingPeriod
+// changes it (OpenCensus's default).
+const DefaultReportingPeriod = 10 * time.Second
+
+var (
+	expMu     sync.Mutex
+	expSet    []Exporter
+	period    = DefaultReportingPeriod
+	loopStop  chan struct{}
+	loopReset chan struct{}
+)
+
+// RegisterExporter adds e to the exporters. The first registered exporter
+// starts the reporting goroutine (none runs before: nothing starts in
+// init); the last one unregistered stops it. Safe for concurrent use.
+func RegisterExporter(e Exporter) {
+	expMu.Lock()
+	defer expMu.Unlock()
+	if slices.Contains(expSet, e) {
+		return
+	}
+	expSet = append(expSet, e)
+	if loopStop == nil {
+		loopStop, loopReset = make(chan struct{}), make(chan struct{}, 1)
+		go reportLoop(loopStop, loopReset)
+	}
+}
+
+// UnregisterExporter removes e. It does not wait for an export in progress.
+func UnregisterExporter(e Exporter) {
+	expMu.Lock()
+	defer expMu.Unlock()
+	i := slices.Index(expSet, e)
+	if i < 0 {
+		return
+	}
+	expSet = slices.Delete(slices.Clone(expSet), i, i+1)
+	if len(expSet) == 0 && loopStop != nil {
+		close(loopStop)
+		loopStop, loopReset = nil, nil
+	}
+}
+
+// SetReportingPeriod sets how often the exporters receive view data; d <= 0
+// restores DefaultReportingPeriod.
+func SetReportingPeriod(d time.Duration) {
+	if d <= 0 {
+		d = DefaultReportingPeriod
+	}
+	expMu.Lock()
+	defer expMu.Unlock()
+	period = d
+	if loopReset != nil {
+		select {
+		case loopReset <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func exporters() []Exporter {
+	expMu.Lock()
+	defer expMu.Unlock()
+	return expSet
+}
+
+func reportingPeriod() time.Duration {
+	expMu.Lock()
+	defer expMu.Unlock()
+	return period
+}
+
+func reportLoop(stop, reset chan struct{}) {
+	t := time.NewTicker(reportingPeriod())
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-reset:
+			t.Reset(reportingPeriod())
+		case now := <-t.C:
+			reportAll(now)
+		}
+	}
+}
+
+// reportAll sends every registered view, in name order, to every exporter.
+func reportAll(now time.Time) {
+	regMu.Lock()
+	rs := make([]*registered, 0, len(views))
+	for _, r := range views {
+		rs = append(rs, r)
+	}
+	regMu.Unlock()
+	slices.SortFunc(rs, func(a, b *registered) int {
+		switch {
+		case a.view.Name < b.view.Name:
+			return -1
+		case a.view.Name > b.view.Name:
+			return 1
+		}
+		return 0
+	})
+	exps := exporters()
+	if len(exps) == 0 {
+		return
+	}
+	for _, r := range rs {
+		d := r.data(now)
+		for _, e := range exps {
+			e.ExportView(d)
+		}
+	}
+}

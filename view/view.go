@@ -1,0 +1,346 @@
+package view
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+)
+
+// View says how the values of one measure are aggregated: by which tag keys
+// they are grouped into rows, and with which aggregation.
+type View struct {
+	Name        string // unique; defaults to the measure's name
+	Description string // defaults to the measure's description
+
+	// TagKeys are the keys whose values group recordings into rows. A
+	// recording whose tags lack a key (or give it the empty value) lands in
+	// the row without that key.
+	TagKeys []tag.Key
+
+	// Measure is the measure to aggregate.
+	Measure stats.Measure
+
+	// Aggregation is how the values are aggregated.
+	Aggregation *Aggregation
+}
+
+// WithName returns a copy of v with another name.
+func (v *View) WithName(name string) *View {
+	c := *v
+	c.Name = name
+	return &c
+}
+
+// ErrNegativeBucketBounds is wrapped by Register for a distribution with a
+// negative bound (OpenCensus's error).
+var ErrNegativeBucketBounds = errors.New("negative bucket bounds not supported")
+
+const maxNameLength = 255
+
+// canonicalize validates v and brings it to the form OpenCensus registers:
+// default name and description filled in, tag keys sorted, distribution
+// bounds sorted with zero bounds dropped. Like OpenCensus it updates v (and
+// its aggregation) in place; call it under regMu.
+func (v *View) canonicalize() error {
+	if v.Measure == nil {
+		return fmt.Errorf("view %q: cannot register: Measure is nil", v.Name)
+	}
+	if v.Aggregation == nil {
+		return fmt.Errorf("view %q: cannot register: Aggregation is nil", v.Name)
+	}
+	if v.Name == "" {
+		v.Name = v.Measure.Name()
+	}
+	if v.Description == "" {
+		v.Description = v.Measure.Description()
+	}
+	if v.Name == "" {
+		return errors.New("view: cannot register a view with an empty name over a measure with an empty name")
+	}
+	if len(v.Name) > maxNameLength {
+		return fmt.Errorf("view %.40q...: cannot register: name is %d bytes, longer than %d", v.Name, len(v.Name), maxNameLength)
+	}
+	if !core.ValidValue(v.Name) {
+		return fmt.Errorf("view %q: cannot register: name must be printable ASCII", v.Name)
+	}
+	if v.Aggregation.Type.kind() == 0 {
+		return fmt.Errorf("view %q: cannot register: unknown aggregation type %v", v.Name, v.Aggregation.Type)
+	}
+	for _, k := range v.TagKeys {
+		if !core.ValidKey(k.Name()) {
+			return fmt.Errorf("view %q: cannot register: %w", v.Name, &core.KeyError{Key: k.Name()})
+		}
+	}
+	sort.Slice(v.TagKeys, func(i, j int) bool { return v.TagKeys[i].Name() < v.TagKeys[j].Name() })
+	for i := 1; i < len(v.TagKeys); i++ {
+		if v.TagKeys[i] == v.TagKeys[i-1] {
+			return fmt.Errorf("view %q: cannot register: tag key %q is listed twice", v.Name, v.TagKeys[i].Name())
+		}
+	}
+	if v.Aggregation.Type != AggTypeDistribution {
+		return nil
+	}
+	b := v.Aggregation.Buckets
+	for _, x := range b {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("view %q: cannot register: bucket bound %v is not finite", v.Name, x)
+		}
+	}
+	sort.Float64s(b)
+	for i, x := range b {
+		if x < 0 {
+			return fmt.Errorf("view %q: cannot register: bound %v: %w", v.Name, x, ErrNegativeBucketBounds)
+		}
+		if i > 0 && x == b[i-1] {
+			return fmt.Errorf("view %q: cannot register: bucket bound %v is repeated", v.Name, x)
+		}
+	}
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	if len(b) != len(v.Aggregation.Buckets) {
+		// Write only on change: a registered view may be read concurrently.
+		v.Aggregation.Buckets = b
+	}
+	return nil
+}
+
+// same reports whether registering b when a is registered under the same
+// name is a no-op. OpenCensus compares aggregations with reflect.DeepEqual,
+// which in practice accepts only the same *Aggregation; zerostat compares
+// what the view aggregates: measure name, aggregation type, bounds and
+// tag keys.
+func (a *View) same(b *View) bool {
+	return a == b || (a.Measure.Name() == b.Measure.Name() &&
+		a.Aggregation.Type == b.Aggregation.Type &&
+		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
+		slices.Equal(a.TagKeys, b.TagKeys))
+}
+
+// registered is a view and the aggregator it feeds.
+type registered struct {
+	view    *View
+	keys    []tag.Key // sorted copy of view.TagKeys
+	bounds  []float64 // copy of the canonical bounds
+	measure *core.Measure
+	agg     *core.Aggregator
+}
+
+var (
+	regMu sync.Mutex
+	views = map[string]*registered{}
+)
+
+// Register starts aggregating for each view. Registering a view equal to
+// one already registered under its name is a no-op; a different view under
+// a taken name is an error. Any invalid view (see the errors below) fails
+// the whole call before anything is registered.
+//
+// Invalid: a nil *View, a nil Measure or Aggregation, an unknown aggregation
+// type, an empty or over-255-byte or non-printable name, an invalid or
+// repeated tag key, a negative, non-finite or repeated bucket bound.
+//
+// Set-up cost (a lock, allocations); safe for concurrent use.
+func Register(vs ...*View) error {
+	regMu.Lock()
+	defer regMu.Unlock()
+	for i, v := range vs {
+		if v == nil {
+			return fmt.Errorf("view: cannot register: view %d of %d is nil", i+1, len(vs))
+		}
+		if err := v.canonicalize(); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, v := range vs {
+		if r, ok := views[v.Name]; ok {
+			if !r.view.same(v) {
+				errs = append(errs, fmt.Errorf("view %q: cannot register: a different view with the same name is already registered", v.Name))
+			}
+			continue
+		}
+		keys := slices.Clone(v.TagKeys)
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.Name()
+		}
+		var bounds []float64
+		if v.Aggregation.Type == AggTypeDistribution {
+			bounds = slices.Clone(v.Aggregation.Buckets)
+		}
+		m := v.Measure
+		r := &registered{
+			view:    v,
+			keys:    keys,
+			bounds:  bounds,
+			measure: core.MeasureFor(m.Name(), m.Description(), m.Unit()),
+			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds),
+		}
+		views[v.Name] = r
+		r.measure.Subscribe(r.agg)
+	}
+	return errors.Join(errs...)
+}
+
+// Unregister stops aggregating for each view (by name) and frees its rows;
+// registering it again starts from zero. As in OpenCensus, the registered
+// exporters receive the view's data one last time first. Unknown views are
+// ignored. Safe for concurrent use.
+func Unregister(vs ...*View) {
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		regMu.Lock()
+		r, ok := views[v.Name]
+		if ok {
+			delete(views, v.Name)
+			r.measure.Unsubscribe(r.agg)
+		}
+		regMu.Unlock()
+		if !ok {
+			continue
+		}
+		if exps := exporters(); len(exps) > 0 {
+			d := r.data(time.Now())
+			for _, e := range exps {
+				e.ExportView(d)
+			}
+		}
+		r.agg.Detach()
+	}
+}
+
+// Find returns the registered view named name, or nil.
+func Find(name string) *View {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if r, ok := views[name]; ok {
+		return r.view
+	}
+	return nil
+}
+
+func lookup(name string) (*registered, error) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	r, ok := views[name]
+	if !ok {
+		return nil, fmt.Errorf("view %q: cannot retrieve data: not registered", name)
+	}
+	return r, nil
+}
+
+// RetrieveData returns the rows of the registered view named name, sorted
+// by their tag values (key by key, in key order; a row without a key sorts
+// before the rows with it). The data is a snapshot: recorders keep running
+// while it is read. Cost: one allocation per row and a sort.
+func RetrieveData(name string) ([]*Row, error) {
+	r, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.rows(), nil
+}
+
+// Data is a snapshot of a view, as exporters receive it.
+type Data struct {
+	View       *View
+	Start, End time.Time
+	Rows       []*Row
+}
+
+func (r *registered) data(end time.Time) *Data {
+	return &Data{View: r.view, Start: r.agg.Start(), End: end, Rows: r.rows()}
+}
+
+func (r *registered) rows() []*Row {
+	series := r.agg.AppendSeries(nil)
+	sort.Slice(series, func(i, j int) bool {
+		return slices.Compare(series[i].Values(), series[j].Values()) < 0
+	})
+	rows := make([]*Row, len(series))
+	for i, s := range series {
+		rows[i] = &Row{Tags: r.tags(s.Values()), Data: r.aggData(s)}
+	}
+	return rows
+}
+
+func (r *registered) tags(vals []string) []tag.Tag {
+	n := 0
+	for _, v := range vals {
+		if v != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	tags := make([]tag.Tag, 0, n)
+	for i, v := range vals {
+		if v != "" {
+			tags = append(tags, tag.Tag{Key: r.keys[i], Value: v})
+		}
+	}
+	return tags
+}
+
+func (r *registered) aggData(s *core.Series) AggregationData {
+	switch r.agg.Kind() {
+	case core.KindCount:
+		return &CountData{Start: s.Start(), Value: s.ReadCount()}
+	case core.KindSum:
+		return &SumData{Start: s.Start(), Value: s.ReadSum()}
+	case core.KindLastValue:
+		return &LastValueData{Value: s.ReadLast()}
+	}
+	d := &DistributionData{
+		CountPerBucket: make([]int64, len(r.bounds)+1),
+		Start:          s.Start(),
+		bounds:         r.bounds,
+	}
+	st := s.ReadDist(d.CountPerBucket)
+	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev = st.Count, st.Min, st.Max, st.Mean, st.SumSqDev
+	return d
+}
+
+// Row is the data of one tag-value combination of a view.
+type Row struct {
+	Tags []tag.Tag // sorted by key; keys without a value are left out
+	Data AggregationData
+}
+
+// String returns the row as "{ { {k v}... }data }", as OpenCensus does.
+func (r *Row) String() string {
+	var b strings.Builder
+	b.WriteString("{ { ")
+	for _, t := range r.Tags {
+		fmt.Fprintf(&b, "{%v %v}", t.Key.Name(), t.Value)
+	}
+	b.WriteString(" }")
+	fmt.Fprintf(&b, "%v", r.Data)
+	b.WriteString(" }")
+	return b.String()
+}
+
+// Equal reports whether two rows have the same tags and data (float data to
+// OpenCensus's tolerance).
+func (r *Row) Equal(other *Row) bool {
+	if r == other {
+		return true
+	}
+	if r == nil || other == nil || !slices.Equal(r.Tags, other.Tags) {
+		return false
+	}
+	return r.Data.equal(other.Data)
+}

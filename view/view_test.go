@@ -1,0 +1,436 @@
+package view_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+var (
+	keyA = tag.MustNewKey("a")
+	keyB = tag.MustNewKey("b")
+)
+
+func register(t testing.TB, vs ...*view.View) {
+	t.Helper()
+	if err := view.Register(vs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(vs...) })
+}
+
+func rows(t testing.TB, name string) []*view.Row {
+	t.Helper()
+	rs, err := view.RetrieveData(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func ctxWith(t testing.TB, ms ...tag.Mutator) context.Context {
+	t.Helper()
+	ctx, err := tag.New(context.Background(), ms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+func TestRegisterErrors(t *testing.T) {
+	m := stats.Float64("reg/err", "desc", stats.UnitSeconds)
+	anon := stats.Float64("", "", "")
+	for _, tc := range []struct {
+		name string
+		v    *view.View
+		want string
+	}{
+		{"nil view", nil, "view 1 of 1 is nil"},
+		{"nil measure", &view.View{Name: "x", Aggregation: view.Count()}, "Measure is nil"},
+		{"nil aggregation", &view.View{Name: "x", Measure: m}, "Aggregation is nil"},
+		{"no name", &view.View{Measure: anon, Aggregation: view.Count()}, "empty name"},
+		{"long name", &view.View{Name: strings.Repeat("n", 256), Measure: m, Aggregation: view.Count()}, "longer than 255"},
+		{"non-ascii name", &view.View{Name: "caf\xc3\xa9", Measure: m, Aggregation: view.Count()}, "printable ASCII"},
+		{"agg none", &view.View{Name: "x", Measure: m, Aggregation: &view.Aggregation{}}, "unknown aggregation type None"},
+		{"agg unknown", &view.View{Name: "x", Measure: m, Aggregation: &view.Aggregation{Type: 9}}, "AggType(9)"},
+		{"zero key", &view.View{Name: "x", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{{}}}, "invalid tag key"},
+		{"repeated key", &view.View{Name: "x", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB, keyA}}, `tag key "a" is listed twice`},
+		{"negative bound", &view.View{Name: "x", Measure: m, Aggregation: view.Distribution(1, -2)}, "negative bucket bounds"},
+		{"NaN bound", &view.View{Name: "x", Measure: m, Aggregation: view.Distribution(1, math.NaN())}, "not finite"},
+		{"Inf bound", &view.View{Name: "x", Measure: m, Aggregation: view.Distribution(math.Inf(1))}, "not finite"},
+		{"repeated bound", &view.View{Name: "x", Measure: m, Aggregation: view.Distribution(5, 1, 5)}, "bound 5 is repeated"},
+	} {
+		err := view.Register(tc.v)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if view.Find("x") != nil {
+		t.Error("a failed Register registered a view")
+	}
+	err := view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Distribution(-1)})
+	if !errors.Is(err, view.ErrNegativeBucketBounds) {
+		t.Errorf("got %v; want ErrNegativeBucketBounds", err)
+	}
+	// One bad view fails the whole call.
+	good := &view.View{Name: "reg/good", Measure: m, Aggregation: view.Count()}
+	if err := view.Register(good, nil); err == nil || view.Find("reg/good") != nil {
+		t.Errorf("Register(good, nil) = %v and registered good", err)
+	}
+}
+
+func TestRegisterDefaultsAndCanonical(t *testing.T) {
+	m := stats.Int64("reg/defaults", "measure desc", stats.UnitBytes)
+	v := &view.View{Measure: m, Aggregation: view.Distribution(10, 0, 5), TagKeys: []tag.Key{keyB, keyA}}
+	register(t, v)
+	if v.Name != "reg/defaults" || v.Description != "measure desc" {
+		t.Errorf("defaults not filled: %q %q", v.Name, v.Description)
+	}
+	if fmt.Sprint(v.Aggregation.Buckets) != "[5 10]" || v.TagKeys[0] != keyA {
+		t.Errorf("not canonical: bounds %v keys %v", v.Aggregation.Buckets, v.TagKeys)
+	}
+	if view.Find("reg/defaults") != v {
+		t.Error("Find did not return the registered view")
+	}
+	// The same view again, and an equal one: no-ops.
+	same := &view.View{Name: "reg/defaults", Measure: m, Aggregation: view.Distribution(5, 10), TagKeys: []tag.Key{keyA, keyB}}
+	if err := view.Register(v, same); err != nil {
+		t.Errorf("re-registering an equal view: %v", err)
+	}
+	// A different view under the same name: error naming it.
+	for _, other := range []*view.View{
+		{Name: "reg/defaults", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB}},
+		{Name: "reg/defaults", Measure: m, Aggregation: view.Distribution(5, 11), TagKeys: []tag.Key{keyA, keyB}},
+		{Name: "reg/defaults", Measure: m, Aggregation: view.Distribution(5, 10), TagKeys: []tag.Key{keyA}},
+		{Name: "reg/defaults", Measure: stats.Int64("reg/other", "", ""), Aggregation: view.Distribution(5, 10), TagKeys: []tag.Key{keyA, keyB}},
+	} {
+		err := view.Register(other)
+		if err == nil || !strings.Contains(err.Error(), "different view with the same name") {
+			t.Errorf("got %v; want a same-name error", err)
+		}
+	}
+	if _, err := view.RetrieveData("reg/nope"); err == nil || !strings.Contains(err.Error(), "not registered") {
+		t.Errorf("RetrieveData of an unknown view: %v", err)
+	}
+}
+
+func TestAggregations(t *testing.T) {
+	m := stats.Float64("agg/values", "", stats.UnitMilliseconds)
+	count := &view.View{Name: "agg/count", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA}}
+	sum := &view.View{Name: "agg/sum", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyA}}
+	dist := &view.View{Name: "agg/dist", Measure: m, Aggregation: view.Distribution(2, 4, 8), TagKeys: []tag.Key{keyA}}
+	last := &view.View{Name: "agg/last", Measure: m, Aggregation: view.LastValue(), TagKeys: []tag.Key{keyA}}
+	register(t, count, sum, dist, last)
+
+	x := ctxWith(t, tag.Upsert(keyA, "x"))
+	values := []float64{1, 2, 3.5, 4, 8, 100, -3}
+	for _, v := range values {
+		stats.Record(x, m.M(v))
+	}
+	stats.Record(context.Background(), m.M(5)) // the row without a
+
+	check := func(name string, want ...string) {
+		t.Helper()
+		rs := rows(t, name)
+		var got []string
+		for _, r := range rs {
+			view.ClearStart(r.Data)
+			got = append(got, fmt.Sprintf("%v %+v", r.Tags, r.Data))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\ngot  %s\nwant %s", name, strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+		}
+	}
+	check("agg/count", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:1}", "[{{a} x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:7}")
+	check("agg/sum", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:5}", "[{{a} x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:115.5}")
+	check("agg/last", "[] &{Value:5}", "[{{a} x}] &{Value:-3}")
+
+	rs := rows(t, "agg/dist")
+	d := rs[1].Data.(*view.DistributionData)
+	// Reference: the two-pass definitions.
+	var mean, ssd float64
+	for _, v := range values {
+		mean += v
+	}
+	mean /= float64(len(values))
+	for _, v := range values {
+		ssd += (v - mean) * (v - mean)
+	}
+	if d.Count != 7 || d.Min != -3 || d.Max != 100 || fmt.Sprint(d.CountPerBucket) != "[2 2 1 2]" {
+		t.Errorf("distribution %+v; want count 7, min -3, max 100, buckets [2 2 1 2]", d)
+	}
+	if !near(d.Mean, mean) || !near(d.SumOfSquaredDev, ssd) || !near(d.Sum(), 115.5) {
+		t.Errorf("mean %v ssd %v sum %v; want %v %v 115.5", d.Mean, d.SumOfSquaredDev, d.Sum(), mean, ssd)
+	}
+	if fmt.Sprint(d.Bounds()) != "[2 4 8]" {
+		t.Errorf("bounds %v", d.Bounds())
+	}
+	if d0 := rs[0].Data.(*view.DistributionData); d0.Count != 1 || d0.Mean != 5 || d0.SumOfSquaredDev != 0 || d0.Min != 5 || d0.Max != 5 {
+		t.Errorf("single-value distribution %+v", d0)
+	}
+}
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+func TestDistributionPrecision(t *testing.T) {
+	// A large mean with a small spread: naive Σx² - (Σx)²/n loses every
+	// digit here; the shifted sums must not.
+	m := stats.Float64("agg/precise", "", "")
+	register(t, &view.View{Measure: m, Aggregation: view.Distribution(1)})
+	base := 1e9
+	for i := range 1000 {
+		stats.Record(context.Background(), m.M(base+float64(i%10)))
+	}
+	d := rows(t, "agg/precise")[0].Data.(*view.DistributionData)
+	// Values 0..9 repeated 100 times: mean 4.5, ssd = 100 * Σ(i-4.5)² = 8250.
+	if !near(d.Mean, base+4.5) || !near(d.SumOfSquaredDev, 8250) {
+		t.Errorf("mean %v ssd %v; want %v 8250", d.Mean, d.SumOfSquaredDev, base+4.5)
+	}
+}
+
+func TestNonFinite(t *testing.T) {
+	m := stats.Float64("agg/nonfinite", "", "")
+	count := &view.View{Name: "nf/count", Measure: m, Aggregation: view.Count()}
+	sum := &view.View{Name: "nf/sum", Measure: m, Aggregation: view.Sum()}
+	dist := &view.View{Name: "nf/dist", Measure: m, Aggregation: view.Distribution(1, 10)}
+	last := &view.View{Name: "nf/last", Measure: m, Aggregation: view.LastValue()}
+	register(t, count, sum, dist, last)
+	for _, v := range []float64{5, math.NaN(), math.Inf(1), math.Inf(-1), 0.5} {
+		stats.Record(context.Background(), m.M(v))
+	}
+	if c := rows(t, "nf/count")[0].Data.(*view.CountData).Value; c != 5 {
+		t.Errorf("count %d; want 5 (non-finite values are counted)", c)
+	}
+	if s := rows(t, "nf/sum")[0].Data.(*view.SumData).Value; !math.IsNaN(s) {
+		t.Errorf("sum %v; want NaN (IEEE arithmetic, as in OpenCensus)", s)
+	}
+	d := rows(t, "nf/dist")[0].Data.(*view.DistributionData)
+	// -Inf and 0.5 below 1; 5 in [1,10); NaN and +Inf in the last bucket.
+	if d.Count != 5 || fmt.Sprint(d.CountPerBucket) != "[2 1 2]" || !math.IsInf(d.Min, -1) || !math.IsInf(d.Max, 1) {
+		t.Errorf("distribution %+v; want count 5, buckets [2 1 2], min -Inf, max +Inf", d)
+	}
+	if !math.IsNaN(d.Mean) {
+		t.Errorf("mean %v; want NaN", d.Mean)
+	}
+	if l := rows(t, "nf/last")[0].Data.(*view.LastValueData).Value; l != 0.5 {
+		t.Errorf("last %v; want 0.5", l)
+	}
+}
+
+func TestMissingAndEmptyTagsShareARow(t *testing.T) {
+	// OpenCensus does not tell an absent key from an empty value.
+	m := stats.Int64("tags/missing", "", "")
+	register(t, &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB}})
+	stats.Record(ctxWith(t, tag.Upsert(keyA, "")), m.M(1))
+	stats.Record(context.Background(), m.M(1))
+	stats.Record(ctxWith(t, tag.Upsert(tag.MustNewKey("unrelated"), "z")), m.M(1))
+	stats.Record(ctxWith(t, tag.Upsert(keyB, "b")), m.M(1))
+	rs := rows(t, "tags/missing")
+	if len(rs) != 2 || rs[0].Tags != nil || rs[0].Data.(*view.CountData).Value != 3 ||
+		fmt.Sprint(rs[1].Tags) != "[{{b} b}]" || rs[1].Data.(*view.CountData).Value != 1 {
+		t.Errorf("got %v", rs)
+	}
+}
+
+func TestRowsSortedDeterministically(t *testing.T) {
+	m := stats.Int64("rows/sorted", "", "")
+	register(t, &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB}})
+	for _, ab := range [][2]string{{"z", "1"}, {"a", "2"}, {"a", ""}, {"", "9"}, {"m", "1"}, {"a", "10"}} {
+		ctx := ctxWith(t, tag.Upsert(keyA, ab[0]), tag.Upsert(keyB, ab[1]))
+		stats.Record(ctx, m.M(1))
+	}
+	var got []string
+	for _, r := range rows(t, "rows/sorted") {
+		got = append(got, fmt.Sprint(r.Tags))
+	}
+	want := "[[{{b} 9}] [{{a} a}] [{{a} a} {{b} 10}] [{{a} a} {{b} 2}] [{{a} m} {{b} 1}] [{{a} z} {{b} 1}]]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+func TestUnregisterStartsFresh(t *testing.T) {
+	m := stats.Int64("unreg/fresh", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyA}}
+	ctx := ctxWith(t, tag.Upsert(keyA, "x"))
+	register(t, v)
+	stats.Record(ctx, m.M(5))
+	view.Unregister(v)
+	if view.Find(v.Name) != nil {
+		t.Fatal("view still registered")
+	}
+	if _, err := view.RetrieveData(v.Name); err == nil {
+		t.Fatal("RetrieveData of an unregistered view succeeded")
+	}
+	stats.Record(ctx, m.M(7)) // no view: dropped
+	register(t, v)
+	stats.Record(ctx, m.M(1)) // the ctx map's cached series is stale: must not be reused
+	rs := rows(t, v.Name)
+	if len(rs) != 1 || rs[0].Data.(*view.SumData).Value != 1 {
+		t.Errorf("got %v; want a fresh sum of 1", rs)
+	}
+	view.Unregister(&view.View{Name: "unreg/never"}) // unknown: ignored
+	view.Unregister(nil)
+}
+
+type recordingExporter struct {
+	mu   sync.Mutex
+	data []*view.Data
+}
+
+func (e *recordingExporter) ExportView(d *view.Data) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.data = append(e.data, d)
+}
+
+func (e *recordingExporter) find(name string) []*view.Data {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*view.Data
+	for _, d := range e.data {
+		if d.View.Name == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestExporterLoop(t *testing.T) {
+	m := stats.Int64("export/loop", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count()}
+	register(t, v)
+	stats.Record(context.Background(), m.M(1), m.M(1))
+
+	e := &recordingExporter{}
+	view.SetReportingPeriod(10 * time.Millisecond)
+	defer view.SetReportingPeriod(0)
+	view.RegisterExporter(e)
+	view.RegisterExporter(e) // a set: no double reports
+	deadline := time.Now().Add(5 * time.Second)
+	for len(e.find(v.Name)) < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	view.UnregisterExporter(e)
+	ds := e.find(v.Name)
+	if len(ds) < 3 {
+		t.Fatalf("got %d reports in 5s; want at least 3", len(ds))
+	}
+	d := ds[0]
+	if d.View != v || d.Start.After(d.End) || len(d.Rows) != 1 || d.Rows[0].Data.(*view.CountData).Value != 2 {
+		t.Errorf("report %+v", d)
+	}
+
+	// Unregister sends a final report to the exporters left.
+	e2 := &recordingExporter{}
+	view.RegisterExporter(e2)
+	defer view.UnregisterExporter(e2)
+	view.SetReportingPeriod(time.Hour)
+	stats.Record(context.Background(), m.M(1))
+	view.Unregister(v)
+	ds = e2.find(v.Name)
+	if len(ds) == 0 || ds[len(ds)-1].Rows[0].Data.(*view.CountData).Value != 3 {
+		t.Errorf("final report %v; want count 3", ds)
+	}
+}
+
+// TestRecordConcurrentSafe records from many goroutines while views are
+// registered, unregistered, retrieved and exported; the views that stay
+// registered must end with exact totals.
+func TestRecordConcurrentSafe(t *testing.T) {
+	m := stats.Int64("conc/m", "", "")
+	count := &view.View{Name: "conc/count", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA}}
+	sum := &view.View{Name: "conc/sum", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyA}}
+	dist := &view.View{Name: "conc/dist", Measure: m, Aggregation: view.Distribution(10, 100, 1000), TagKeys: []tag.Key{keyA, keyB}}
+	register(t, count, sum, dist)
+	churn := &view.View{Name: "conc/churn", Measure: m, Aggregation: view.LastValue(), TagKeys: []tag.Key{keyB}}
+
+	e := &recordingExporter{}
+	view.SetReportingPeriod(time.Millisecond)
+	defer view.SetReportingPeriod(0)
+	view.RegisterExporter(e)
+	defer view.UnregisterExporter(e)
+
+	const goroutines, perG = 8, 2000
+	hot := ctxWith(t, tag.Upsert(keyA, "hot"), tag.Upsert(keyB, "b"))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			own := ctxWith(t, tag.Upsert(keyA, fmt.Sprint("g", g)))
+			for i := range perG {
+				stats.Record(hot, m.M(int64(i%2000)))
+				stats.Record(own, m.M(1))
+				if i%100 == 0 {
+					// A fresh map each time: the slow path.
+					c, _ := tag.New(context.Background(), tag.Upsert(keyA, "fresh"))
+					stats.Record(c, m.M(2))
+					_ = stats.RecordWithTags(hot, []tag.Mutator{tag.Upsert(keyB, "rwt")}, m.M(3))
+				}
+			}
+		}()
+	}
+	var side sync.WaitGroup
+	side.Add(1)
+	go func() {
+		defer side.Done()
+		<-start
+		for !stop.Load() {
+			_ = view.Register(churn)
+			_, _ = view.RetrieveData("conc/dist")
+			view.Unregister(churn)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	stop.Store(true)
+	side.Wait()
+
+	byTag := func(name string) map[string]view.AggregationData {
+		out := map[string]view.AggregationData{}
+		for _, r := range rows(t, name) {
+			out[fmt.Sprint(r.Tags)] = r.Data
+		}
+		return out
+	}
+	counts := byTag("conc/count")
+	if got := counts["[{{a} hot}]"].(*view.CountData).Value; got != goroutines*(perG+perG/100) {
+		t.Errorf("hot count %d; want %d", got, goroutines*(perG+perG/100))
+	}
+	if got := counts["[{{a} fresh}]"].(*view.CountData).Value; got != goroutines*perG/100 {
+		t.Errorf("fresh count %d; want %d", got, goroutines*perG/100)
+	}
+	for g := range goroutines {
+		if got := counts[fmt.Sprintf("[{{a} g%d}]", g)].(*view.CountData).Value; got != perG {
+			t.Errorf("g%d count %d; want %d", g, got, perG)
+		}
+	}
+	wantHotSum := float64(goroutines) * (float64(perG*(perG-1)/2) + 3*perG/100)
+	if got := byTag("conc/sum")["[{{a} hot}]"].(*view.SumData).Value; got != wantHotSum {
+		t.Errorf("hot sum %v; want %v", got, wantHotSum)
+	}
+	d := byTag("conc/dist")["[{{a} hot} {{b} b}]"].(*view.DistributionData)
+	if d.Count != goroutines*perG || d.Min != 0 || d.Max != perG-1 ||
+		fmt.Sprint(d.CountPerBucket) != fmt.Sprint([]int64{goroutines * 10, goroutines * 90, goroutines * 900, goroutines * 1000}) {
+		t.Errorf("hot distribution %+v", d)
+	}
+	if !near(d.Mean, float64(perG-1)/2) {
+		t.Errorf("hot mean %v; want %v", d.Mean, float64(perG-1)/2)
+	}
+}
