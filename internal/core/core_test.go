@@ -1,0 +1,182 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+)
+
+func tagsOf(kv ...string) []Tag {
+	var ts []Tag
+	for i := 0; i < len(kv); i += 2 {
+		m := MutUpsert(kv[i], kv[i+1], TTLUnlimitedPropagation)
+		ts = m.Apply(ts)
+	}
+	return ts
+}
+
+func TestTableGrowsAndFinds(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil)
+	const n = 5000
+	for i := range n {
+		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1)
+	}
+	for i := range n {
+		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1)
+	}
+	if a.Len() != n {
+		t.Fatalf("got %d series; want %d", a.Len(), n)
+	}
+	ss := a.AppendSeries(nil)
+	if len(ss) != n {
+		t.Fatalf("AppendSeries returned %d", len(ss))
+	}
+	for _, s := range ss {
+		if s.ReadCount() != 2 {
+			t.Fatalf("series %v count %d; want 2", s.Values(), s.ReadCount())
+		}
+	}
+}
+
+func TestHashSeparatesValues(t *testing.T) {
+	if hashValues([]string{"a", "bc"}) == hashValues([]string{"ab", "c"}) {
+		t.Error(`("a","bc") and ("ab","c") hash alike`)
+	}
+	if hashValues([]string{"", "x"}) == hashValues([]string{"x", ""}) {
+		t.Error(`("","x") and ("x","") hash alike`)
+	}
+}
+
+func TestFindComparesValuesNotJustHashes(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil)
+	tab := a.table.Load()
+	// Two series forced to the same hash.
+	s1 := &Series{agg: a, hash: 42, vals: []string{"one"}}
+	s2 := &Series{agg: a, hash: 42, vals: []string{"two"}}
+	tab.insert(s1)
+	tab.insert(s2)
+	if tab.find(42, []string{"two"}) != s2 || tab.find(42, []string{"one"}) != s1 || tab.find(42, []string{"three"}) != nil {
+		t.Error("find confused series with equal hashes")
+	}
+}
+
+func TestBucketIndex(t *testing.T) {
+	small := []float64{1, 2, 3}
+	var large []float64
+	for i := 1; i <= 40; i++ {
+		large = append(large, float64(i))
+	}
+	for _, bounds := range [][]float64{nil, small, large} {
+		for _, v := range []float64{-1, 0, 0.5, 1, 1.5, 2, 3, 3.5, 39.9, 40, 41, math.Inf(-1), math.Inf(1), math.NaN()} {
+			// OpenCensus: the first bucket whose bound is above v, else the last.
+			want := len(bounds)
+			for i, b := range bounds {
+				if v < b {
+					want = i
+					break
+				}
+			}
+			if got := bucketIndex(bounds, v); got != want {
+				t.Errorf("%d bounds, v=%v: got bucket %d; want %d", len(bounds), v, got, want)
+			}
+		}
+	}
+}
+
+func TestStripesSumExactly(t *testing.T) {
+	for _, kind := range []Kind{KindCount, KindSum, KindDistribution} {
+		a := NewAggregator(kind, nil, []float64{10, 20})
+		a.RecordTags(nil, 5) // creates the series
+		s := a.AppendSeries(nil)[0]
+		s.inflate()
+		if s.stripes.Load() == nil {
+			t.Fatal("inflate did not stripe")
+		}
+		st := s.stripes.Load()
+		for p := 0; p <= st.mask; p++ {
+			c := st.cell(p)
+			if addr := uintptrOf(&c[0]); addr%64 != 0 {
+				t.Errorf("stripe %d starts mid cache line (%#x)", p, addr)
+			}
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 1000 {
+					a.RecordTags(nil, float64(g*1000+i)/100)
+				}
+			}()
+		}
+		wg.Wait()
+		switch kind {
+		case KindCount:
+			if got := s.ReadCount(); got != 4001 {
+				t.Errorf("count %d; want 4001", got)
+			}
+		case KindSum:
+			// Σ_{0..3999} i/100 + 5 = 79980 + 5
+			if got, want := s.ReadSum(), 79980.0+5; math.Abs(got-want) > 1e-6 {
+				t.Errorf("sum %v; want %v", got, want)
+			}
+		case KindDistribution:
+			b := make([]int64, 3)
+			d := s.ReadDist(b)
+			if d.Count != 4001 || d.Min != 0 || d.Max != 39.99 || fmt.Sprint(b) != "[1001 1000 2000]" {
+				t.Errorf("dist %+v buckets %v", d, b)
+			}
+		}
+	}
+}
+
+func TestDetachDropsRecords(t *testing.T) {
+	a := NewAggregator(KindCount, nil, nil)
+	a.RecordTags(nil, 1)
+	a.Detach()
+	a.RecordTags(nil, 1)
+	if a.Len() != 0 || len(a.AppendSeries(nil)) != 0 {
+		t.Error("a detached aggregator kept series")
+	}
+}
+
+func TestTagMapCacheSlots(t *testing.T) {
+	// More views than cache slots, all recorded with one map: each view must
+	// still count exactly (colliding slots are overwritten, not confused).
+	m := NewTagMap(tagsOf("k", "v"))
+	var aggs []*Aggregator
+	for range cacheSlots + 3 {
+		aggs = append(aggs, NewAggregator(KindCount, []string{"k"}, nil))
+	}
+	for range 10 {
+		for _, a := range aggs {
+			a.RecordMap(m, 1)
+		}
+	}
+	for i, a := range aggs {
+		if got := a.AppendSeries(nil)[0].ReadCount(); got != 10 {
+			t.Errorf("view %d: count %d; want 10", i, got)
+		}
+	}
+}
+
+func TestApplyKeepsOrder(t *testing.T) {
+	ts := tagsOf("c", "3", "a", "1", "b", "2")
+	var keys []string
+	for _, x := range ts {
+		keys = append(keys, x.Key)
+	}
+	if !sort.StringsAreSorted(keys) || len(keys) != 3 {
+		t.Errorf("keys %v", keys)
+	}
+}
+
+func TestStripeCount(t *testing.T) {
+	n := stripeCount()
+	if n < 2 || n&(n-1) != 0 || n < min(runtime.GOMAXPROCS(0), 64) {
+		t.Errorf("stripeCount %d for GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
+	}
+}
