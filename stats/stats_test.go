@@ -130,7 +130,7 @@ func TestRecordWithTagsSemantics(t *testing.T) {
 	register(t, &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB}})
 	ctx := ctxWith(t, tag.Upsert(keyA, "a0"))
 	for _, muts := range [][]tag.Mutator{
-		{tag.Insert(keyA, "ignored"), tag.Insert(keyB, "b")}, // a0,b
+		{tag.Insert(keyA, "ignored"), tag.Insert(keyB, "b")},  // a0,b
 		{tag.Update(keyA, "a1"), tag.Update(keyB, "ignored")}, // a1
 		{tag.Delete(keyA), tag.Upsert(keyB, "b")},             // b
 		nil, // a0
@@ -143,7 +143,7 @@ func TestRecordWithTagsSemantics(t *testing.T) {
 	for _, r := range rows(t, "rwt/sem") {
 		got = append(got, fmt.Sprint(r.Tags, r.Data.(*view.CountData).Value))
 	}
-	want := "[[{{b} b}] 1 [{{a} a0}] 1 [{{a} a0} {{b} b}] 1 [{{a} a1}] 1]"
+	want := "[[{b b}] 1 [{a a0}] 1 [{a a0} {b b}] 1 [{a a1}] 1]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("got %v; want %v", got, want)
 	}
@@ -205,7 +205,7 @@ func TestRecordWithTagsErrors(t *testing.T) {
 func TestRecordOddInput(t *testing.T) {
 	m := stats.Int64("odd/input", "", stats.UnitDimensionless)
 	register(t, &view.View{Measure: m, Aggregation: view.Count()})
-	stats.Record(context.Background())                  // nothing
+	stats.Record(context.Background())                      // nothing
 	stats.Record(context.Background(), stats.Measurement{}) // zero measurement: ignored
 	//lint:ignore SA1012 a nil context must not panic
 	stats.Record(nil, m.M(1)) //nolint:staticcheck

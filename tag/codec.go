@@ -24,12 +24,12 @@ var ErrMalformed = errors.New("tag: malformed binary tag map")
 // lets them propagate (tags inserted with TTLNoPropagation are left out).
 // Unlike OpenCensus, which follows Go's map order, tags are written sorted
 // by key, so equal maps encode to equal bytes. A nil map encodes to nil.
-// Cost: one allocation.
+// Cost: two allocations.
 func Encode(m *Map) []byte {
 	if m == nil {
 		return nil
 	}
-	tags := m.core().Tags()
+	tags := m.core().SortedByName()
 	n := 1
 	for _, t := range tags {
 		if t.TTL == core.TTLUnlimitedPropagation {
@@ -88,7 +88,7 @@ func Decode(b []byte) (*Map, error) {
 			return nil, fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.ValueError{Key: k, Value: v})
 		}
 		i = next
-		m := core.MutUpsert(k, v, core.TTLUnlimitedPropagation)
+		m := core.MutUpsert(k, core.HashString(k), v, core.TTLUnlimitedPropagation)
 		tags = m.Apply(tags)
 	}
 	return (*Map)(core.NewTagMap(tags)), nil

@@ -10,6 +10,7 @@ import (
 // equal. The zero Key is invalid.
 type Key struct {
 	name string
+	hash uint64 // core.HashString(name), computed once
 }
 
 // NewKey returns the key named name, or an error wrapping ErrInvalidKey when
@@ -19,7 +20,7 @@ func NewKey(name string) (Key, error) {
 	if !core.ValidKey(name) {
 		return Key{}, &core.KeyError{Key: name}
 	}
-	return Key{name: name}, nil
+	return Key{name: name, hash: core.HashString(name)}, nil
 }
 
 // MustNewKey is NewKey for package-level variables: it panics on an invalid
@@ -46,3 +47,6 @@ var (
 	ErrInvalidKey   = core.ErrInvalidKey
 	ErrInvalidValue = core.ErrInvalidValue
 )
+
+// String returns the key's name.
+func (k Key) String() string { return k.name }

@@ -36,10 +36,13 @@ func (m *Map) Len() int { return len(m.core().Tags()) }
 
 // Tags returns the tags, sorted by key name, in a new slice.
 func (m *Map) Tags() []Tag {
-	ts := m.core().Tags()
+	if m == nil {
+		return nil
+	}
+	ts := m.core().SortedByName()
 	out := make([]Tag, len(ts))
 	for i, t := range ts {
-		out[i] = Tag{Key: Key{name: t.Key}, Value: t.Value}
+		out[i] = Tag{Key: Key{name: t.Key, hash: t.KeyHash}, Value: t.Value}
 	}
 	return out
 }
@@ -52,7 +55,7 @@ func (m *Map) String() string {
 	}
 	var b strings.Builder
 	b.WriteString("{ ")
-	for _, t := range m.core().Tags() {
+	for _, t := range m.core().SortedByName() {
 		b.WriteString("{")
 		b.WriteString(t.Key)
 		b.WriteString(" ")
@@ -72,22 +75,22 @@ type Mutator core.Mutator
 
 // Insert adds k=v unless the map already holds k.
 func Insert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutInsert(k.name, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutInsert(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
 }
 
 // Update sets the value of k if the map holds k.
 func Update(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpdate(k.name, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutUpdate(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
 }
 
 // Upsert sets k=v.
 func Upsert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpsert(k.name, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutUpsert(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
 }
 
 // Delete removes k.
 func Delete(k Key) Mutator {
-	return Mutator(core.MutDelete(k.name))
+	return Mutator(core.MutDelete(k.name, k.hash))
 }
 
 // New returns a context whose tag map is the map of ctx with the mutators

@@ -266,8 +266,15 @@ func (r *registered) data(end time.Time) *Data {
 
 func (r *registered) rows() []*Row {
 	series := r.agg.AppendSeries(nil)
-	sort.Slice(series, func(i, j int) bool {
-		return slices.Compare(series[i].Values(), series[j].Values()) < 0
+	order := r.agg.NameOrder()
+	slices.SortFunc(series, func(a, b *core.Series) int {
+		va, vb := a.Values(), b.Values()
+		for _, p := range order {
+			if c := strings.Compare(va[p], vb[p]); c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 	rows := make([]*Row, len(series))
 	for i, s := range series {
@@ -276,6 +283,7 @@ func (r *registered) rows() []*Row {
 	return rows
 }
 
+// tags returns the row's tags sorted by key name, leaving out absent keys.
 func (r *registered) tags(vals []string) []tag.Tag {
 	n := 0
 	for _, v := range vals {
@@ -287,8 +295,8 @@ func (r *registered) tags(vals []string) []tag.Tag {
 		return nil
 	}
 	tags := make([]tag.Tag, 0, n)
-	for i, v := range vals {
-		if v != "" {
+	for i, p := range r.agg.NameOrder() {
+		if v := vals[p]; v != "" {
 			tags = append(tags, tag.Tag{Key: r.keys[i], Value: v})
 		}
 	}

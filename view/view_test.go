@@ -151,9 +151,9 @@ func TestAggregations(t *testing.T) {
 			t.Errorf("%s:\ngot  %s\nwant %s", name, strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 		}
 	}
-	check("agg/count", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:1}", "[{{a} x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:7}")
-	check("agg/sum", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:5}", "[{{a} x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:115.5}")
-	check("agg/last", "[] &{Value:5}", "[{{a} x}] &{Value:-3}")
+	check("agg/count", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:1}", "[{a x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:7}")
+	check("agg/sum", "[] &{Start:0001-01-01 00:00:00 +0000 UTC Value:5}", "[{a x}] &{Start:0001-01-01 00:00:00 +0000 UTC Value:115.5}")
+	check("agg/last", "[] &{Value:5}", "[{a x}] &{Value:-3}")
 
 	rs := rows(t, "agg/dist")
 	d := rs[1].Data.(*view.DistributionData)
@@ -239,7 +239,7 @@ func TestMissingAndEmptyTagsShareARow(t *testing.T) {
 	stats.Record(ctxWith(t, tag.Upsert(keyB, "b")), m.M(1))
 	rs := rows(t, "tags/missing")
 	if len(rs) != 2 || rs[0].Tags != nil || rs[0].Data.(*view.CountData).Value != 3 ||
-		fmt.Sprint(rs[1].Tags) != "[{{b} b}]" || rs[1].Data.(*view.CountData).Value != 1 {
+		fmt.Sprint(rs[1].Tags) != "[{b b}]" || rs[1].Data.(*view.CountData).Value != 1 {
 		t.Errorf("got %v", rs)
 	}
 }
@@ -255,7 +255,7 @@ func TestRowsSortedDeterministically(t *testing.T) {
 	for _, r := range rows(t, "rows/sorted") {
 		got = append(got, fmt.Sprint(r.Tags))
 	}
-	want := "[[{{b} 9}] [{{a} a}] [{{a} a} {{b} 10}] [{{a} a} {{b} 2}] [{{a} m} {{b} 1}] [{{a} z} {{b} 1}]]"
+	want := "[[{b 9}] [{a a}] [{a a} {b 10}] [{a a} {b 2}] [{a m} {b 1}] [{a z} {b 1}]]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("got  %v\nwant %v", got, want)
 	}
@@ -410,22 +410,22 @@ func TestRecordConcurrentSafe(t *testing.T) {
 		return out
 	}
 	counts := byTag("conc/count")
-	if got := counts["[{{a} hot}]"].(*view.CountData).Value; got != goroutines*(perG+perG/100) {
+	if got := counts["[{a hot}]"].(*view.CountData).Value; got != goroutines*(perG+perG/100) {
 		t.Errorf("hot count %d; want %d", got, goroutines*(perG+perG/100))
 	}
-	if got := counts["[{{a} fresh}]"].(*view.CountData).Value; got != goroutines*perG/100 {
+	if got := counts["[{a fresh}]"].(*view.CountData).Value; got != goroutines*perG/100 {
 		t.Errorf("fresh count %d; want %d", got, goroutines*perG/100)
 	}
 	for g := range goroutines {
-		if got := counts[fmt.Sprintf("[{{a} g%d}]", g)].(*view.CountData).Value; got != perG {
+		if got := counts[fmt.Sprintf("[{a g%d}]", g)].(*view.CountData).Value; got != perG {
 			t.Errorf("g%d count %d; want %d", g, got, perG)
 		}
 	}
 	wantHotSum := float64(goroutines) * (float64(perG*(perG-1)/2) + 3*perG/100)
-	if got := byTag("conc/sum")["[{{a} hot}]"].(*view.SumData).Value; got != wantHotSum {
+	if got := byTag("conc/sum")["[{a hot}]"].(*view.SumData).Value; got != wantHotSum {
 		t.Errorf("hot sum %v; want %v", got, wantHotSum)
 	}
-	d := byTag("conc/dist")["[{{a} hot} {{b} b}]"].(*view.DistributionData)
+	d := byTag("conc/dist")["[{a hot} {b b}]"].(*view.DistributionData)
 	if d.Count != goroutines*perG || d.Min != 0 || d.Max != perG-1 ||
 		fmt.Sprint(d.CountPerBucket) != fmt.Sprint([]int64{goroutines * 10, goroutines * 90, goroutines * 900, goroutines * 1000}) {
 		t.Errorf("hot distribution %+v", d)

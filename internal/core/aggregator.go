@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,9 @@ var nextSlot atomic.Uint32
 // path, which re-probes the current one.
 type Aggregator struct {
 	kind   Kind
-	keys   []string  // the view's tag keys, sorted, unique
+	keys   []string  // the view's tag keys, in internal order, unique
+	khs    []uint64  // HashString of each key
+	order  []int     // order[i]: position in keys of the i-th key by name
 	bounds []float64 // distribution bounds, sorted, positive, unique
 	width  int       // words per cell
 	slot   uint32    // TagMap cache slot
@@ -61,17 +64,37 @@ type Aggregator struct {
 	n  int        // live series
 }
 
-// NewAggregator returns an aggregator for a view. keys must be sorted and
-// unique, bounds sorted, finite, positive and unique (the view package
-// validates them).
+// NewAggregator returns an aggregator for a view. keys must be unique,
+// bounds sorted, finite, positive and unique (the view package validates
+// them).
 func NewAggregator(kind Kind, keys []string, bounds []float64) *Aggregator {
 	a := &Aggregator{
 		kind:   kind,
-		keys:   keys,
 		bounds: bounds,
 		width:  1,
 		slot:   nextSlot.Add(1) - 1,
 		start:  time.Now(),
+	}
+	byName := slices.Clone(keys)
+	slices.Sort(byName)
+	a.keys = slices.Clone(keys)
+	slices.SortFunc(a.keys, func(x, y string) int {
+		hx, hy := HashString(x), HashString(y)
+		if less(hx, x, hy, y) {
+			return -1
+		}
+		if less(hy, y, hx, x) {
+			return 1
+		}
+		return 0
+	})
+	a.khs = make([]uint64, len(a.keys))
+	for i, k := range a.keys {
+		a.khs[i] = HashString(k)
+	}
+	a.order = make([]int, len(byName))
+	for i, k := range byName {
+		a.order[i] = slices.Index(a.keys, k)
 	}
 	if kind == KindDistribution {
 		a.width = wBuckets + len(bounds) + 1
@@ -83,8 +106,9 @@ func NewAggregator(kind Kind, keys []string, bounds []float64) *Aggregator {
 // Kind returns the aggregation kind.
 func (a *Aggregator) Kind() Kind { return a.kind }
 
-// Keys returns the sorted tag keys. The caller must not modify them.
-func (a *Aggregator) Keys() []string { return a.keys }
+// NameOrder returns, for the i-th tag key in name order, its position in
+// Series.Values. The caller must not modify it.
+func (a *Aggregator) NameOrder() []int { return a.order }
 
 // Bounds returns the distribution bounds. The caller must not modify them.
 func (a *Aggregator) Bounds() []float64 { return a.bounds }
@@ -133,10 +157,10 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	}
 }
 
-// RecordTags records v for tags (sorted, unique keys), which need not be a
-// TagMap: RecordWithTags passes a stack buffer. Cost: projecting the tags on
-// the view's keys, one FNV-1a hash of the projected values and a lock-free
-// probe; creating a series (first sight of a tag combination) takes mu and
+// RecordTags records v for tags (internal order, unique keys), which need
+// not be a TagMap: RecordWithTags passes a stack buffer. Cost: projecting the
+// tags on the view's keys while combining their value hashes, and a
+// lock-free probe; creating a series (first sight of a tag combination) takes mu and
 // allocates.
 func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 	s, recorded := a.obtain(tags, v)
@@ -150,8 +174,7 @@ func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 // series) and reports recorded=true. It returns nil when detached.
 func (a *Aggregator) obtain(tags []Tag, v float64) (s *Series, recorded bool) {
 	var buf [16]string
-	vals := project(buf[:0], a.keys, tags)
-	h := hashValues(vals)
+	vals, h := a.project(buf[:0], tags)
 	if s := a.table.Load().find(h, vals); s != nil {
 		return s, false
 	}
@@ -178,42 +201,40 @@ func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) 
 	return s, true
 }
 
-// project writes the value of each key (sorted) found in tags (sorted), or
-// "" when absent: OpenCensus does not tell a missing key from an empty
-// value either (both leave the tag out of the row).
-func project(dst []string, keys []string, tags []Tag) []string {
+// project appends the value of each of the view's keys found in tags, or ""
+// when absent (OpenCensus does not tell a missing key from an empty value
+// either: both leave the tag out of the row), and returns the series hash.
+// Both lists are in internal order, so this is one merge.
+func (a *Aggregator) project(dst []string, tags []Tag) ([]string, uint64) {
+	h := uint64(fnvOffset)
 	j := 0
-	for _, k := range keys {
-		for j < len(tags) && tags[j].Key < k {
+	for i, k := range a.keys {
+		kh := a.khs[i]
+		for j < len(tags) && less(tags[j].KeyHash, tags[j].Key, kh, k) {
 			j++
 		}
-		if j < len(tags) && tags[j].Key == k {
+		if j < len(tags) && tags[j].KeyHash == kh && tags[j].Key == k {
 			dst = append(dst, tags[j].Value)
+			h = combine(h, tags[j].ValueHash)
 		} else {
 			dst = append(dst, "")
+			h = combine(h, emptyHash)
 		}
 	}
-	return dst
+	return dst, h ^ h>>29
 }
 
-// FNV-1a, 64 bit (http://www.isthe.com/chongo/tech/comp/fnv/).
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
+// combine mixes one value hash into a series hash; the final h ^ h>>29 in
+// project spreads the high bits into the low ones the table indexes by.
+func combine(h, vh uint64) uint64 { return (h ^ vh) * fnvPrime }
 
+// hashValues is project's hash of vals, for tests.
 func hashValues(vals []string) uint64 {
 	h := uint64(fnvOffset)
 	for _, v := range vals {
-		for i := 0; i < len(v); i++ {
-			h ^= uint64(v[i])
-			h *= fnvPrime
-		}
-		// Values are printable ASCII, so 0 cannot occur in them and
-		// separates ("a","bc") from ("ab","c").
-		h *= fnvPrime
+		h = combine(h, HashString(v))
 	}
-	return h
+	return h ^ h>>29
 }
 
 // seriesTable is an open-addressing hash table with linear probing.

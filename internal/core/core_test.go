@@ -12,7 +12,7 @@ import (
 func tagsOf(kv ...string) []Tag {
 	var ts []Tag
 	for i := 0; i < len(kv); i += 2 {
-		m := MutUpsert(kv[i], kv[i+1], TTLUnlimitedPropagation)
+		m := MutUpsert(kv[i], HashString(kv[i]), kv[i+1], TTLUnlimitedPropagation)
 		ts = m.Apply(ts)
 	}
 	return ts
@@ -164,13 +164,36 @@ func TestTagMapCacheSlots(t *testing.T) {
 }
 
 func TestApplyKeepsOrder(t *testing.T) {
-	ts := tagsOf("c", "3", "a", "1", "b", "2")
-	var keys []string
-	for _, x := range ts {
-		keys = append(keys, x.Key)
+	ts := tagsOf("c", "3", "a", "1", "b", "2", "a", "4")
+	if len(ts) != 3 {
+		t.Fatalf("got %d tags; want 3", len(ts))
 	}
-	if !sort.StringsAreSorted(keys) || len(keys) != 3 {
-		t.Errorf("keys %v", keys)
+	for i := 1; i < len(ts); i++ {
+		if !less(ts[i-1].KeyHash, ts[i-1].Key, ts[i].KeyHash, ts[i].Key) {
+			t.Errorf("tags out of order: %v", ts)
+		}
+	}
+	var keys []string
+	for _, x := range NewTagMap(ts).SortedByName() {
+		keys = append(keys, x.Key+"="+x.Value)
+	}
+	if !sort.StringsAreSorted(keys) || fmt.Sprint(keys) != "[a=4 b=2 c=3]" {
+		t.Errorf("SortedByName %v", keys)
+	}
+}
+
+func TestProjectMatchesHashValues(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"z", "a", "m"}, nil)
+	vals, h := a.project(nil, tagsOf("m", "1", "zz", "x", "a", "2"))
+	if h != hashValues(vals) {
+		t.Error("project and hashValues disagree")
+	}
+	byName := make([]string, len(vals))
+	for i, p := range a.NameOrder() {
+		byName[i] = vals[p]
+	}
+	if fmt.Sprint(byName) != "[2 1 ]" {
+		t.Errorf("values by name %q; want [2 1 \"\"]", byName)
 	}
 }
 

@@ -3,7 +3,9 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -17,12 +19,42 @@ const (
 	TTLUnlimitedPropagation int8 = -1
 )
 
-// Tag is one key/value pair of a TagMap.
+// Tag is one key/value pair of a TagMap, with the hashes of both (computed
+// once, when the key or the mutator is built) so that the record path
+// compares and combines integers instead of strings.
 type Tag struct {
-	Key   string
-	Value string
-	TTL   int8
+	Key       string
+	Value     string
+	KeyHash   uint64
+	ValueHash uint64
+	TTL       int8
 }
+
+// less orders tags by key hash, then key name: the internal order of tag
+// sets and view keys. Outputs meant for people (String, Encode, rows) sort
+// by name instead.
+func less(ah uint64, a string, bh uint64, b string) bool {
+	return ah < bh || (ah == bh && a < b)
+}
+
+// FNV-1a, 64 bit (http://www.isthe.com/chongo/tech/comp/fnv/).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// HashString returns the FNV-1a hash of s.
+func HashString(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// emptyHash is the hash of "", the value of an absent key.
+var emptyHash = HashString("")
 
 // cacheSlots is the number of per-view series pointers cached on a TagMap.
 // A direct-mapped cache indexed by Aggregator.slot: 8 slots cover the
@@ -33,7 +65,7 @@ const cacheSlots = 8
 // TagMap is the immutable tag set behind tag.Map (which is defined as this
 // type, so the two convert freely without copying).
 //
-// Tags are sorted by key and keys are unique. A TagMap is never modified
+// Tags are sorted by (KeyHash, Key) and keys are unique. A TagMap is never modified
 // after construction except for its cache, which only holds pointers to
 // series derived from the tags; it is safe for concurrent use.
 type TagMap struct {
@@ -45,11 +77,13 @@ type TagMap struct {
 	cache [cacheSlots]atomic.Pointer[Series]
 }
 
-// NewTagMap returns a map over tags, which must be sorted with unique keys.
+// NewTagMap returns a map over tags, which must be in internal order (as
+// Mutator.Apply leaves them) with unique keys.
 // The map takes ownership of the slice.
 func NewTagMap(tags []Tag) *TagMap { return &TagMap{tags: tags} }
 
-// Tags returns the sorted tags. The caller must not modify the slice.
+// Tags returns the tags in internal order. The caller must not modify the
+// slice.
 func (m *TagMap) Tags() []Tag {
 	if m == nil {
 		return nil
@@ -63,7 +97,7 @@ func (m *TagMap) Value(key string) (string, bool) {
 		return "", false
 	}
 	for i := range m.tags {
-		if m.tags[i].Key == key {
+		if m.tags[i].Key == key { // not hot: no need for the hash
 			return m.tags[i].Value, true
 		}
 	}
@@ -106,6 +140,8 @@ type Mutator struct {
 	ttl int8
 	key string
 	val string
+	kh  uint64
+	vh  uint64
 	err error
 }
 
@@ -152,10 +188,10 @@ func (e *ValueError) Error() string {
 }
 func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 
-// NewMutator builds and validates a mutator. op is one of the Op* constants
-// exposed through MutInsert etc.
-func newMutator(op uint8, key, val string, ttl int8) Mutator {
-	m := Mutator{op: op, key: key, val: val, ttl: ttl}
+// newMutator builds and validates a mutator; kh is HashString(key), which
+// tag.Key computes once.
+func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
+	m := Mutator{op: op, key: key, val: val, ttl: ttl, kh: kh, vh: HashString(val)}
 	if !ValidKey(key) {
 		m.err = &KeyError{Key: key}
 	} else if op != opDelete && !ValidValue(val) {
@@ -165,16 +201,22 @@ func newMutator(op uint8, key, val string, ttl int8) Mutator {
 }
 
 // MutInsert adds key=val unless key is present.
-func MutInsert(key, val string, ttl int8) Mutator { return newMutator(opInsert, key, val, ttl) }
+func MutInsert(key string, kh uint64, val string, ttl int8) Mutator {
+	return newMutator(opInsert, key, kh, val, ttl)
+}
 
 // MutUpdate replaces the value of key if key is present.
-func MutUpdate(key, val string, ttl int8) Mutator { return newMutator(opUpdate, key, val, ttl) }
+func MutUpdate(key string, kh uint64, val string, ttl int8) Mutator {
+	return newMutator(opUpdate, key, kh, val, ttl)
+}
 
 // MutUpsert sets key=val.
-func MutUpsert(key, val string, ttl int8) Mutator { return newMutator(opUpsert, key, val, ttl) }
+func MutUpsert(key string, kh uint64, val string, ttl int8) Mutator {
+	return newMutator(opUpsert, key, kh, val, ttl)
+}
 
 // MutDelete removes key.
-func MutDelete(key string) Mutator { return newMutator(opDelete, key, "", 0) }
+func MutDelete(key string, kh uint64) Mutator { return newMutator(opDelete, key, kh, "", 0) }
 
 // Err returns the validation error of the mutator, if any.
 func (m *Mutator) Err() error {
@@ -184,16 +226,16 @@ func (m *Mutator) Err() error {
 	return m.err
 }
 
-// Apply returns dst (sorted, unique keys) with the mutation applied, in
-// place. Check Err first: Apply assumes a valid mutator. With a dst of
+// Apply returns dst (internal order, unique keys) with the mutation
+// applied, in place. Check Err first: Apply assumes a valid mutator. With a dst of
 // enough capacity (a stack array on the record path) it does not allocate.
 func (mu *Mutator) Apply(dst []Tag) []Tag {
 	// Find key's position in the sorted dst.
 	j := 0
-	for j < len(dst) && dst[j].Key < mu.key {
+	for j < len(dst) && less(dst[j].KeyHash, dst[j].Key, mu.kh, mu.key) {
 		j++
 	}
-	found := j < len(dst) && dst[j].Key == mu.key
+	found := j < len(dst) && dst[j].KeyHash == mu.kh && dst[j].Key == mu.key
 	switch mu.op {
 	case opInsert:
 		if found {
@@ -209,7 +251,7 @@ func (mu *Mutator) Apply(dst []Tag) []Tag {
 		}
 		return dst
 	}
-	t := Tag{Key: mu.key, Value: mu.val, TTL: mu.ttl}
+	t := Tag{Key: mu.key, Value: mu.val, KeyHash: mu.kh, ValueHash: mu.vh, TTL: mu.ttl}
 	if found {
 		dst[j] = t
 		return dst
@@ -218,4 +260,11 @@ func (mu *Mutator) Apply(dst []Tag) []Tag {
 	copy(dst[j+1:], dst[j:])
 	dst[j] = t
 	return dst
+}
+
+// SortedByName returns a copy of the tags sorted by key name.
+func (m *TagMap) SortedByName() []Tag {
+	ts := append([]Tag(nil), m.Tags()...)
+	slices.SortFunc(ts, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
+	return ts
 }
