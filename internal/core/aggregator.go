@@ -58,6 +58,7 @@ type Aggregator struct {
 	start  time.Time // registration time
 
 	table    atomic.Pointer[seriesTable]
+	noTags   atomic.Pointer[Series] // the series of records without a tag map
 	detached atomic.Bool
 
 	mu sync.Mutex // guards inserts, growth, n and detaching
@@ -131,23 +132,24 @@ func (a *Aggregator) Detach() {
 	defer a.mu.Unlock()
 	a.detached.Store(true)
 	a.table.Store(newTable(1))
+	a.noTags.Store(nil)
 	a.n = 0
 }
 
 // RecordMap records v for the tags of m (nil: no tags). When m has
-// resolved this view before, the cost is one atomic load of m's cache and
-// the update of the series; otherwise it is RecordTags plus one store.
+// resolved this view before (for nil: when any record without tags has),
+// the cost is one atomic load of the cached series and its update;
+// otherwise it is RecordTags plus one store.
 func (a *Aggregator) RecordMap(m *TagMap, v float64) {
-	if m == nil {
-		a.RecordTags(nil, v)
-		return
+	slot := &a.noTags
+	if m != nil {
+		slot = &m.cache[a.slot%cacheSlots]
 	}
-	slot := &m.cache[a.slot%cacheSlots]
 	if s := slot.Load(); s != nil && s.agg == a {
 		s.add(v)
 		return
 	}
-	s, recorded := a.obtain(m.tags, v)
+	s, recorded := a.obtain(m.Tags(), v)
 	if s == nil {
 		return
 	}
