@@ -1,0 +1,41 @@
+# zerostat — every check CI runs is `make test` (see .ci/run).
+GO       ?= go
+FUZZTIME ?= 10s
+
+.PHONY: test check-fmt vet unit race test-386 fuzz bench-module demo bench-smoke
+
+## test: everything CI runs: format, vet, unit tests, race tests, a 386
+## pass, short fuzzing, and the benchmarks module's tests.
+test: check-fmt vet unit race test-386 fuzz bench-module
+	@echo "make test: all checks passed"
+
+check-fmt:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	cd benchmarks && $(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+# 32-bit: atomics alignment and int sizes (as VictoriaMetrics's CI does).
+test-386:
+	GOARCH=386 $(GO) test -count=1 ./internal/... ./tag ./stats ./view
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./tag
+
+bench-module:
+	cd benchmarks && $(GO) test -count=1 ./...
+
+## demo: the main job (same as `go run ./cmd/zerostat demo`).
+demo:
+	$(GO) run ./cmd/zerostat demo
+
+## bench-smoke: every benchmark once, briefly (does not gate).
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -1,0 +1,33 @@
+// Package stats records measurements: libraries record, applications
+// choose (with package view) what to aggregate and export.
+//
+// # Measures and measurements
+//
+// A measure (Int64 or Float64) names a quantity with a description and a
+// unit. Measures are identified by name: creating a measure with a name
+// already in use returns one that shares the first one's description, unit
+// and views. M turns a value into a Measurement.
+//
+// # Recording
+//
+// Record(ctx, m.M(v)) adds v to every view registered over m, grouped by
+// the tags in ctx. The call goes straight to the views' series: there is no
+// channel, no worker goroutine and no lock shared by recorders. It costs:
+//
+//   - a measure no view uses: one atomic load and a branch;
+//   - otherwise one context lookup, then per view one atomic load (the
+//     series the context's tag map resolved to before, cached on the map)
+//     and the series' atomic update: one compare-and-swap for Count and Sum,
+//     one store for LastValue, a bound search and four atomic updates for
+//     Distribution.
+//
+// No record path allocates (the first record of a new tag combination
+// creates its series, once). A series that recorders on several cores
+// update at once grows one cell per CPU, so they stop sharing a cache line.
+//
+// RecordWithTags and RecordWithOptions apply tag mutators to the context's
+// tags for this record only; with up to 8 resulting tags they build the tag
+// set on the stack and do not allocate either.
+//
+// All functions are safe for concurrent use.
+package stats
