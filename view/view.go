@@ -133,6 +133,7 @@ type registered struct {
 	bounds  []float64 // copy of the canonical bounds
 	measure *core.Measure
 	agg     *core.Aggregator
+	core    *core.View // what exporters read
 }
 
 var (
@@ -186,7 +187,9 @@ func Register(vs ...*View) error {
 			measure: core.MeasureFor(m.Name(), m.Description(), m.Unit()),
 			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds),
 		}
+		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: m.Unit(), Keys: names, Agg: r.agg}
 		views[v.Name] = r
+		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
 	}
 	return errors.Join(errs...)
@@ -206,6 +209,7 @@ func Unregister(vs ...*View) {
 		if ok {
 			delete(views, v.Name)
 			r.measure.Unsubscribe(r.agg)
+			core.RemoveView(r.core)
 		}
 		regMu.Unlock()
 		if !ok {

@@ -61,8 +61,11 @@ type Aggregator struct {
 	noTags   atomic.Pointer[Series] // the series of records without a tag map
 	detached atomic.Bool
 
-	mu sync.Mutex // guards inserts, growth, n and detaching
+	mu sync.Mutex // guards inserts, growth, n, nextID and detaching
 	n  int        // live series
+	// nextID numbers series in creation order, so an exporter can keep
+	// per-series state in a slice indexed by Series.ID.
+	nextID uint32
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -315,6 +318,8 @@ func (a *Aggregator) AppendSeries(dst []*Series) []*Series {
 type Series struct {
 	agg     *Aggregator
 	vals    []string // projected values, "" when absent
+	vids    []uint32 // interned ids of vals, in the view's key-name order
+	id      uint32   // creation index within the aggregator
 	hash    uint64
 	start   int64   // creation time, Unix nanoseconds
 	shift   float64 // distribution: the first value recorded
@@ -324,11 +329,16 @@ type Series struct {
 }
 
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
-	s := &Series{agg: a, hash: h, start: time.Now().UnixNano()}
+	s := &Series{agg: a, hash: h, start: time.Now().UnixNano(), id: a.nextID}
+	a.nextID++
 	s.vals = make([]string, len(vals))
 	for i, x := range vals {
 		// Own the bytes: a value may be a slice of a large request buffer.
 		s.vals[i] = strings.Clone(x)
+	}
+	s.vids = make([]uint32, len(vals))
+	for i, p := range a.order {
+		s.vids[i] = Intern(s.vals[p])
 	}
 	if a.width == 1 {
 		s.cell = s.one[:]
@@ -354,6 +364,21 @@ func (s *Series) Values() []string { return s.vals }
 
 // Start returns when the series was created.
 func (s *Series) Start() time.Time { return time.Unix(0, s.start) }
+
+// ID returns the series' creation index within its aggregator (0, 1, ...).
+func (s *Series) ID() uint32 { return s.id }
+
+// ValueIDs returns the interned ids of the tag values in key-name order (0
+// for an absent key). The caller must not modify them.
+func (s *Series) ValueIDs() []uint32 { return s.vids }
+
+// NextID returns the ID the next series will get: an upper bound of the
+// IDs of the live series.
+func (a *Aggregator) NextID() uint32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nextID
+}
 
 // add records v. Cost: for an uncontended series, one compare-and-swap
 // (Count, Sum), one store (LastValue), or two CAS, one add and a bound
@@ -526,36 +551,63 @@ type DistStats struct {
 	Min, Max, Mean, SumSqDev float64
 }
 
-// ReadDist fills buckets (len(bounds)+1) with the bucket counts and returns
-// the statistics. A read concurrent with records may count a sample in its
-// sums but not yet in its bucket; every counted sample is in the sums,
-// extremes included.
-func (s *Series) ReadDist(buckets []int64) DistStats {
+// DistRaw is a distribution's state as stored: the sums are of the values
+// minus Shift (the series' first value), so that they subtract exactly
+// between two reads (delta temporality) and the sum of squared deviations
+// keeps its precision.
+type DistRaw struct {
+	Count    int64
+	S1, S2   float64 // Σ(x-Shift), Σ(x-Shift)²
+	Min, Max float64
+	Shift    float64
+}
+
+// Stats derives the OpenCensus statistics of n samples whose shifted sums
+// are s1 and s2.
+func Stats(n int64, s1, s2, shift float64) (mean, sumSqDev float64) {
+	if n == 0 {
+		return 0, 0
+	}
+	f := float64(n)
+	mean = shift + s1/f
+	sumSqDev = s2 - s1*s1/f
+	if sumSqDev < 0 { // rounding; the true value is never negative
+		sumSqDev = 0
+	}
+	return mean, sumSqDev
+}
+
+// ReadDistRaw fills buckets (len(bounds)+1) with the bucket counts and
+// returns the raw state. A read concurrent with records may count a sample
+// in its sums but not yet in its bucket; every counted sample is in the
+// sums, extremes included. It does not allocate.
+func (s *Series) ReadDistRaw(buckets []int64) DistRaw {
 	clear(buckets)
 	s.cells(func(c []atomic.Uint64) {
 		for i := range buckets {
 			buckets[i] += int64(c[wBuckets+i].Load())
 		}
 	})
-	st := DistStats{Min: math.Inf(1), Max: math.Inf(-1)}
+	r := DistRaw{Min: math.Inf(1), Max: math.Inf(-1), Shift: s.shift}
 	for _, b := range buckets {
-		st.Count += b
+		r.Count += b
 	}
-	var s1, s2 float64
 	s.cells(func(c []atomic.Uint64) {
-		s1 += math.Float64frombits(c[wS1].Load())
-		s2 += math.Float64frombits(c[wS2].Load())
-		st.Min = math.Min(st.Min, math.Float64frombits(c[wMin].Load()))
-		st.Max = math.Max(st.Max, math.Float64frombits(c[wMax].Load()))
+		r.S1 += math.Float64frombits(c[wS1].Load())
+		r.S2 += math.Float64frombits(c[wS2].Load())
+		r.Min = math.Min(r.Min, math.Float64frombits(c[wMin].Load()))
+		r.Max = math.Max(r.Max, math.Float64frombits(c[wMax].Load()))
 	})
-	if st.Count == 0 {
+	return r
+}
+
+// ReadDist fills buckets and returns the statistics; see ReadDistRaw.
+func (s *Series) ReadDist(buckets []int64) DistStats {
+	r := s.ReadDistRaw(buckets)
+	if r.Count == 0 {
 		return DistStats{}
 	}
-	n := float64(st.Count)
-	st.Mean = s.shift + s1/n
-	st.SumSqDev = s2 - s1*s1/n
-	if st.SumSqDev < 0 { // rounding; the true value is never negative
-		st.SumSqDev = 0
-	}
+	st := DistStats{Count: r.Count, Min: r.Min, Max: r.Max}
+	st.Mean, st.SumSqDev = Stats(r.Count, r.S1, r.S2, r.Shift)
 	return st
 }
