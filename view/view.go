@@ -187,7 +187,7 @@ func Register(vs ...*View) error {
 			measure: core.MeasureFor(m.Name(), m.Description(), m.Unit()),
 			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds),
 		}
-		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: m.Unit(), Keys: names, Agg: r.agg}
+		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg}
 		views[v.Name] = r
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
