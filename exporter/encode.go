@@ -1,0 +1,363 @@
+package exporter
+
+import (
+	"math"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/msgpack"
+)
+
+// stringTable maps stable string ids (core.Intern) to the ids of one
+// payload's string table, in order of first use. A lookup is two array
+// reads: export never hashes a string. Entries belong to the current
+// payload when their generation is the table's.
+type stringTable struct {
+	gen   uint32
+	gens  []uint32 // by stable id: generation of ids[sid]
+	ids   []uint32 // by stable id: payload id
+	order []uint32 // stable ids in payload order
+	bytes int      // encoded size of the strings in order
+}
+
+func (t *stringTable) reset() {
+	t.gen++
+	if t.gen == 0 { // wrapped: forget every generation
+		clear(t.gens)
+		t.gen = 1
+	}
+	t.order = t.order[:0]
+	t.bytes = 0
+}
+
+// id returns the payload id of stable id sid, adding it to the payload.
+func (t *stringTable) id(sid uint32, strs []string) uint32 {
+	if int(sid) >= len(t.gens) {
+		n := max(len(strs), int(sid)+1)
+		t.gens = append(t.gens, make([]uint32, n-len(t.gens))...)
+		t.ids = append(t.ids, make([]uint32, n-len(t.ids))...)
+	}
+	if t.gens[sid] == t.gen {
+		return t.ids[sid]
+	}
+	pid := uint32(len(t.order))
+	t.gens[sid], t.ids[sid] = t.gen, pid
+	t.order = append(t.order, sid)
+	t.bytes += msgpack.StringSize(len(strs[sid]))
+	return pid
+}
+
+// rollback forgets the strings added after the first n.
+func (t *stringTable) rollback(n int, strs []string) {
+	for _, sid := range t.order[n:] {
+		t.gens[sid] = 0
+		t.bytes -= msgpack.StringSize(len(strs[sid]))
+	}
+	t.order = t.order[:n]
+}
+
+// rowValues are one row's numbers, computed once (and the delta state
+// advanced once) even if a size cap makes the row be written twice.
+type rowValues struct {
+	count              uint64
+	sum, min, max, ssd float64
+	value              float64
+}
+
+// viewState is what delta temporality remembers of a view between
+// exports: per series (indexed by core.Series.ID) the raw values last
+// exported.
+type viewState struct {
+	seen   uint64 // export cycle that last saw the view
+	stride int
+	prev   []uint64
+}
+
+// encoder snapshots the registered views into payloads. Its buffers are
+// reused from one export to the next, so a steady-state export does not
+// allocate. Not safe for concurrent use (the Exporter serialises exports).
+type encoder struct {
+	maxBytes    int
+	temporality wire.Temporality
+	resource    [][2]uint32 // stable ids of resource attribute keys and values
+
+	buf     []byte
+	tab     stringTable
+	strs    []string
+	series  []*core.Series
+	buckets []int64
+	state   map[*core.Aggregator]*viewState
+
+	// The payload being written.
+	seq       uint64
+	part      uint64
+	start     time.Time
+	end       time.Time
+	lastOff   int // offset of the header's "last" bool
+	viewsOff  int // offset of the views array32 header
+	nViews    uint32
+	oversized int // payloads that exceeded maxBytes (a single row too large)
+}
+
+func newEncoder(maxBytes int, t wire.Temporality, resource []wire.Attribute) *encoder {
+	e := &encoder{maxBytes: maxBytes, temporality: t, state: map[*core.Aggregator]*viewState{}}
+	for _, a := range resource {
+		e.resource = append(e.resource, [2]uint32{core.Intern(a.Key), core.Intern(a.Value)})
+	}
+	return e
+}
+
+// tableOverhead is the worst-case size of the string table's array header.
+const tableOverhead = msgpack.ArrayHeaderSize
+
+func (e *encoder) size() int { return len(e.buf) + tableOverhead + e.tab.bytes }
+
+// str returns the payload id of stable id sid.
+func (e *encoder) str(sid uint32) uint32 {
+	if int(sid) >= len(e.strs) {
+		e.strs = core.Interned() // interned since the snapshot began
+	}
+	return e.tab.id(sid, e.strs)
+}
+
+func (e *encoder) beginPayload() {
+	e.buf = e.buf[:0]
+	e.tab.reset()
+	e.str(0) // "" is always id 0
+	e.nViews = 0
+	b := msgpack.AppendArrayHeader(e.buf, wire.EnvelopeLen)
+	b = msgpack.AppendUint(b, wire.Version)
+	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
+	b = msgpack.AppendTime(b, e.start)
+	b = msgpack.AppendTime(b, e.end)
+	b = msgpack.AppendUint(b, uint64(e.temporality))
+	b = msgpack.AppendUint(b, e.seq)
+	b = msgpack.AppendUint(b, e.part)
+	e.lastOff = len(b)
+	b = msgpack.AppendBool(b, false)
+	b = msgpack.AppendArrayHeader(b, uint32(len(e.resource)))
+	e.buf = b
+	for _, kv := range e.resource {
+		e.buf = msgpack.AppendArrayHeader(e.buf, wire.AttrLen)
+		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(kv[0])))
+		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(kv[1])))
+	}
+	e.buf, e.viewsOff = msgpack.AppendArray32(e.buf)
+}
+
+// endPayload finishes the payload and returns it; it is valid until the
+// next beginPayload.
+func (e *encoder) endPayload(last bool) []byte {
+	msgpack.PatchArray32(e.buf, e.viewsOff, e.nViews)
+	if last {
+		e.buf[e.lastOff] = msgpack.True
+	}
+	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(len(e.tab.order)))
+	for _, sid := range e.tab.order {
+		e.buf = msgpack.AppendString(e.buf, e.strs[sid])
+	}
+	if len(e.buf) > e.maxBytes {
+		e.oversized++
+	}
+	e.part++
+	return e.buf
+}
+
+// beginView writes v's header and returns the offset of its rows header.
+func (e *encoder) beginView(v *core.View) int {
+	a := v.Agg
+	b := msgpack.AppendArrayHeader(e.buf, wire.ViewLen)
+	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
+	b = msgpack.AppendUint(b, uint64(e.str(v.DescriptionID)))
+	b = msgpack.AppendUint(b, uint64(e.str(v.UnitID)))
+	b = msgpack.AppendUint(b, uint64(a.Kind()))
+	b = msgpack.AppendArrayHeader(b, uint32(len(v.KeyIDs)))
+	for _, k := range v.KeyIDs {
+		b = msgpack.AppendUint(b, uint64(e.str(k)))
+	}
+	bounds := a.Bounds()
+	b = msgpack.AppendArrayHeader(b, uint32(len(bounds)))
+	for _, x := range bounds {
+		b = msgpack.AppendFloat(b, x)
+	}
+	b = msgpack.AppendTime(b, a.Start())
+	b, rowsOff := msgpack.AppendArray32(b)
+	e.buf = b
+	e.nViews++
+	return rowsOff
+}
+
+func (e *encoder) appendRow(kind core.Kind, s *core.Series, rv *rowValues) {
+	b := msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind))))
+	vids := s.ValueIDs()
+	b = msgpack.AppendArrayHeader(b, uint32(len(vids)))
+	e.buf = b
+	for _, sid := range vids {
+		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
+	}
+	b = e.buf
+	switch kind {
+	case core.KindCount:
+		b = msgpack.AppendUint(b, rv.count)
+	case core.KindSum:
+		b = msgpack.AppendFloat(b, rv.sum)
+	case core.KindLastValue:
+		b = msgpack.AppendFloat(b, rv.value)
+	default:
+		b = msgpack.AppendUint(b, rv.count)
+		b = msgpack.AppendFloat(b, rv.sum)
+		b = msgpack.AppendFloat(b, rv.min)
+		b = msgpack.AppendFloat(b, rv.max)
+		b = msgpack.AppendFloat(b, rv.ssd)
+		b = msgpack.AppendArrayHeader(b, uint32(len(e.buckets)))
+		for _, c := range e.buckets {
+			b = msgpack.AppendUint(b, uint64(c))
+		}
+	}
+	e.buf = b
+}
+
+// read computes the row values of s (advancing the delta state) and
+// reports whether the row has anything to say: in delta mode, series that
+// did not change are left out.
+func (e *encoder) read(kind core.Kind, s *core.Series, st *viewState, rv *rowValues) bool {
+	*rv = rowValues{}
+	var prev []uint64
+	if st != nil {
+		i := int(s.ID()) * st.stride
+		if need := i + st.stride; need > len(st.prev) {
+			st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
+		}
+		prev = st.prev[i : i+st.stride]
+	}
+	switch kind {
+	case core.KindCount:
+		c := uint64(s.ReadCount())
+		if prev != nil {
+			c, prev[0] = c-prev[0], c
+		}
+		rv.count = c
+		return c != 0
+	case core.KindSum:
+		v := s.ReadSum()
+		if prev != nil {
+			d := v - math.Float64frombits(prev[0])
+			prev[0] = math.Float64bits(v)
+			rv.sum = d
+			return d != 0
+		}
+		rv.sum = v
+		return true
+	case core.KindLastValue:
+		rv.value = s.ReadLast()
+		return true
+	}
+	r := s.ReadDistRaw(e.buckets)
+	n, s1, s2 := r.Count, r.S1, r.S2
+	if prev != nil {
+		n -= int64(prev[0])
+		s1 -= math.Float64frombits(prev[1])
+		s2 -= math.Float64frombits(prev[2])
+		prev[0], prev[1], prev[2] = uint64(r.Count), math.Float64bits(r.S1), math.Float64bits(r.S2)
+		for i := range e.buckets {
+			c := e.buckets[i]
+			e.buckets[i] -= int64(prev[3+i])
+			prev[3+i] = uint64(c)
+		}
+		if n == 0 {
+			return false
+		}
+	}
+	_, ssd := core.Stats(n, s1, s2, r.Shift)
+	rv.count = uint64(n)
+	rv.sum = float64(n)*r.Shift + s1
+	rv.min, rv.max, rv.ssd = r.Min, r.Max, ssd
+	return true
+}
+
+// encode snapshots the registered views at end and calls emit with each
+// payload (one unless maxBytes splits it). The payload passed to emit is
+// valid only during the call. start is the interval start for delta
+// payloads (ignored for cumulative ones).
+func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) error) error {
+	views := core.Views()
+	e.seq++
+	e.part = 0
+	e.strs = core.Interned()
+	e.end = end
+	e.start = start
+	if e.temporality == wire.Cumulative {
+		e.start = end
+		for _, v := range views {
+			if s := v.Agg.Start(); s.Before(e.start) {
+				e.start = s
+			}
+		}
+	}
+	e.beginPayload()
+	var rv rowValues
+	for _, v := range views {
+		a := v.Agg
+		kind := a.Kind()
+		var st *viewState
+		if e.temporality == wire.Delta {
+			st = e.state[a]
+			if st == nil {
+				st = &viewState{stride: 1}
+				if kind == core.KindDistribution {
+					st.stride = 3 + len(a.Bounds()) + 1
+				}
+				e.state[a] = st
+			}
+			st.seen = e.seq
+		}
+		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
+			e.buckets = make([]int64, n)
+		}
+		e.buckets = e.buckets[:len(a.Bounds())+1]
+		e.series = a.AppendSeries(e.series[:0])
+
+		viewMark, tabMark := len(e.buf), len(e.tab.order)
+		rowsOff := e.beginView(v)
+		var nRows uint32
+		for _, s := range e.series {
+			if !e.read(kind, s, st, &rv) {
+				continue
+			}
+			rowMark, rowTab := len(e.buf), len(e.tab.order)
+			e.appendRow(kind, s, &rv)
+			if e.size() <= e.maxBytes || (nRows == 0 && e.nViews == 1) {
+				nRows++
+				continue // fits, or alone in its payload: sent oversized
+			}
+			// Over the cap: undo the row (and the view header if the row
+			// was its first), send what fits, and start a new payload.
+			if nRows == 0 {
+				e.buf = e.buf[:viewMark]
+				e.tab.rollback(tabMark, e.strs)
+				e.nViews--
+			} else {
+				e.buf = e.buf[:rowMark]
+				e.tab.rollback(rowTab, e.strs)
+				msgpack.PatchArray32(e.buf, rowsOff, nRows)
+			}
+			if err := emit(e.endPayload(false), false); err != nil {
+				return err
+			}
+			e.beginPayload()
+			viewMark, tabMark = len(e.buf), len(e.tab.order)
+			rowsOff = e.beginView(v)
+			e.appendRow(kind, s, &rv)
+			nRows = 1
+		}
+		msgpack.PatchArray32(e.buf, rowsOff, nRows)
+	}
+	// Forget the delta state of views no longer registered.
+	for a, st := range e.state {
+		if st.seen != e.seq {
+			delete(e.state, a)
+		}
+	}
+	return emit(e.endPayload(true), true)
+}

@@ -1,0 +1,457 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/race"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+var (
+	keyRoute  = tag.MustNewKey("route")
+	keyStatus = tag.MustNewKey("status")
+)
+
+// fixture registers four views (one per aggregation) over fresh measures
+// and records a known workload into them.
+type fixture struct {
+	names []string
+	lat   *stats.Float64Measure
+	bytes *stats.Int64Measure
+}
+
+var fixtureSeq int
+
+func newFixture(t testing.TB, rows int) *fixture {
+	t.Helper()
+	fixtureSeq++
+	p := fmt.Sprintf("exp%d/", fixtureSeq)
+	f := &fixture{
+		lat:   stats.Float64(p+"latency", "Latency", stats.UnitMilliseconds),
+		bytes: stats.Int64(p+"bytes", "Bytes", stats.UnitBytes),
+	}
+	vs := []*view.View{
+		{Name: p + "count", Measure: f.lat, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute, keyStatus}},
+		{Name: p + "dist", Measure: f.lat, Aggregation: view.Distribution(1, 5, 10, 50, 100), TagKeys: []tag.Key{keyRoute}},
+		{Name: p + "sum", Measure: f.bytes, Aggregation: view.Sum(), TagKeys: []tag.Key{keyRoute}},
+		{Name: p + "last", Measure: f.bytes, Aggregation: view.LastValue()},
+	}
+	if err := view.Register(vs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(vs...) })
+	for _, v := range vs {
+		f.names = append(f.names, v.Name)
+	}
+	f.record(t, rows, 1)
+	return f
+}
+
+func (f *fixture) record(t testing.TB, rows, times int) {
+	for r := range rows {
+		ctx, err := tag.New(context.Background(),
+			tag.Upsert(keyRoute, fmt.Sprintf("/r%d", r)), tag.Upsert(keyStatus, []string{"200", "", "500"}[r%3]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range times {
+			stats.Record(ctx, f.lat.M(float64(r*7+i)/3), f.bytes.M(int64(100+r+i)))
+		}
+	}
+}
+
+// collect gathers what a FuncSink receives, decoded.
+type collect struct {
+	mu       sync.Mutex
+	payloads []*wire.Payload
+	raw      [][]byte
+}
+
+func (c *collect) sink(t testing.TB) Sink {
+	return FuncSink(func(_ context.Context, p Payload) error {
+		data := p.Data
+		if p.Encoding == "gzip" {
+			var err error
+			if data, err = wire.Gunzip(data, 64<<20); err != nil {
+				t.Error(err)
+				return err
+			}
+		}
+		pl, err := wire.Decode(data)
+		if err != nil {
+			t.Errorf("payload %d.%d does not decode: %v", p.Sequence, p.Part, err)
+			return err
+		}
+		if pl.Sequence != p.Sequence || pl.Part != p.Part || pl.Last != p.Last {
+			t.Errorf("payload header %d.%d last=%v; sink was told %d.%d last=%v", pl.Sequence, pl.Part, pl.Last, p.Sequence, p.Part, p.Last)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.payloads = append(c.payloads, pl)
+		c.raw = append(c.raw, bytes.Clone(data))
+		return nil
+	})
+}
+
+// rowsOf returns, for a view, its rows in every collected payload of
+// sequence seq, keyed by values.
+func (c *collect) rowsOf(t testing.TB, name string, seq uint64) map[string]wire.Row {
+	t.Helper()
+	out := map[string]wire.Row{}
+	for _, p := range c.payloads {
+		if p.Sequence != seq {
+			continue
+		}
+		for _, v := range p.Views {
+			if v.Name != name {
+				continue
+			}
+			for _, r := range v.Rows {
+				k := strings.Join(r.Values, ",")
+				if _, dup := out[k]; dup {
+					t.Errorf("%s: row %q sent twice in cycle %d", name, k, seq)
+				}
+				out[k] = r
+			}
+		}
+	}
+	return out
+}
+
+func near(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// checkAgainstRetrieveData compares the rows of cycle seq with
+// view.RetrieveData, row by row.
+func checkAgainstRetrieveData(t *testing.T, c *collect, f *fixture, seq uint64) {
+	t.Helper()
+	for _, name := range f.names {
+		got := c.rowsOf(t, name, seq)
+		want, err := view.RetrieveData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rows exported; RetrieveData has %d", name, len(got), len(want))
+		}
+		v := view.Find(name)
+		for _, w := range want {
+			vals := make([]string, len(v.TagKeys))
+			for _, tg := range w.Tags {
+				for i, k := range v.TagKeys {
+					if k == tg.Key {
+						vals[i] = tg.Value
+					}
+				}
+			}
+			g, ok := got[strings.Join(vals, ",")]
+			if !ok {
+				t.Errorf("%s: row %v not exported", name, vals)
+				continue
+			}
+			switch d := w.Data.(type) {
+			case *view.CountData:
+				if g.Count != uint64(d.Value) {
+					t.Errorf("%s %v: count %d; want %d", name, vals, g.Count, d.Value)
+				}
+			case *view.SumData:
+				if !near(g.Sum, d.Value) {
+					t.Errorf("%s %v: sum %v; want %v", name, vals, g.Sum, d.Value)
+				}
+			case *view.LastValueData:
+				if g.Value != d.Value {
+					t.Errorf("%s %v: value %v; want %v", name, vals, g.Value, d.Value)
+				}
+			case *view.DistributionData:
+				if g.Count != uint64(d.Count) || g.Min != d.Min || g.Max != d.Max ||
+					!near(g.Sum, d.Sum()) || !near(g.SumOfSquaredDev, d.SumOfSquaredDev) {
+					t.Errorf("%s %v: got %+v; want %+v", name, vals, g, d)
+				}
+				for i := range d.CountPerBucket {
+					if g.Buckets[i] != uint64(d.CountPerBucket[i]) {
+						t.Errorf("%s %v: buckets %v; want %v", name, vals, g.Buckets, d.CountPerBucket)
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestExportMatchesRetrieveData(t *testing.T) {
+	f := newFixture(t, 40)
+	f.record(t, 40, 3)
+	var c collect
+	e, err := New(c.sink(t), Options{Resource: Resource{ServiceName: "svc", Host: "h1", PID: 42,
+		Attributes: []wire.Attribute{{Key: "deployment.environment", Value: "test"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.payloads) != 1 || !c.payloads[0].Last || c.payloads[0].Temporality != wire.Cumulative {
+		t.Fatalf("got %d payloads", len(c.payloads))
+	}
+	p := c.payloads[0]
+	if fmt.Sprint(p.Resource) != "[{service.name svc} {host.name h1} {process.pid 42} {deployment.environment test}]" {
+		t.Errorf("resource %v", p.Resource)
+	}
+	if p.Start.After(p.End) {
+		t.Errorf("start %v after end %v", p.Start, p.End)
+	}
+	for _, v := range p.Views {
+		if v.Name == f.names[1] && (v.Unit != "ms" || v.Description != "Latency" || fmt.Sprint(v.Bounds) != "[1 5 10 50 100]" ||
+			fmt.Sprint(v.Keys) != "[route]" || v.Aggregation != wire.Distribution) {
+			t.Errorf("view header %+v", v)
+		}
+	}
+	checkAgainstRetrieveData(t, &c, f, 1)
+}
+
+func TestSplitPayloadsAreSelfContained(t *testing.T) {
+	f := newFixture(t, 300)
+	var c collect
+	e, err := New(c.sink(t), Options{MaxPayloadBytes: MinMaxPayloadBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.payloads) < 5 {
+		t.Fatalf("got %d payloads; want a split into many", len(c.payloads))
+	}
+	for i, p := range c.payloads {
+		if len(c.raw[i]) > MinMaxPayloadBytes {
+			t.Errorf("payload %d is %d bytes, over the cap", i, len(c.raw[i]))
+		}
+		if p.Part != uint64(i) || p.Last != (i == len(c.payloads)-1) {
+			t.Errorf("payload %d: part %d last %v", i, p.Part, p.Last)
+		}
+	}
+	checkAgainstRetrieveData(t, &c, f, 1)
+	if s := e.Stats(); s.Payloads != uint64(len(c.payloads)) || s.Oversized != 0 || s.Exports != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestDeltaTemporality(t *testing.T) {
+	f := newFixture(t, 10)
+	var c collect
+	e, err := New(c.sink(t), Options{Temporality: Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Export(ctx); err != nil { // cycle 1: everything so far
+		t.Fatal(err)
+	}
+	if err := e.Export(ctx); err != nil { // cycle 2: nothing changed
+		t.Fatal(err)
+	}
+	f.record(t, 3, 2) // rows /r0../r2 get 2 more samples each
+	if err := e.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.rowsOf(t, f.names[0], 2)); n != 0 {
+		t.Errorf("cycle 2 sent %d unchanged count rows", n)
+	}
+	// Summing the deltas gives the cumulative totals.
+	for _, name := range []string{f.names[0], f.names[1]} {
+		total := map[string]uint64{}
+		for seq := uint64(1); seq <= 3; seq++ {
+			for k, r := range c.rowsOf(t, name, seq) {
+				total[k] += r.Count
+			}
+		}
+		rows, _ := view.RetrieveData(name)
+		var want, got uint64
+		for _, r := range rows {
+			switch d := r.Data.(type) {
+			case *view.CountData:
+				want += uint64(d.Value)
+			case *view.DistributionData:
+				want += uint64(d.Count)
+			}
+		}
+		for _, n := range total {
+			got += n
+		}
+		if got != want {
+			t.Errorf("%s: deltas add up to %d; cumulative is %d", name, got, want)
+		}
+	}
+	d3 := c.rowsOf(t, f.names[1], 3)["/r0"]
+	// r0 got latencies (0*7+i)/3 for i=0,1: 0 and 1/3.
+	if d3.Count != 2 || !near(d3.Sum, 1.0/3) || !near(d3.SumOfSquaredDev, 1.0/18) {
+		t.Errorf("delta distribution of /r0 %+v; want count 2, sum 1/3, ssd 1/18", d3)
+	}
+	p3 := c.payloads[len(c.payloads)-1]
+	if p3.Temporality != wire.Delta || !p3.Start.Before(p3.End) || !p3.Start.Equal(c.payloads[len(c.payloads)-2].End) {
+		t.Errorf("delta interval %v..%v", p3.Start, p3.End)
+	}
+}
+
+func TestGzipAndFrames(t *testing.T) {
+	f := newFixture(t, 20)
+	var buf bytes.Buffer
+	e, err := New(&WriterSink{W: &buf}, Options{Compression: Gzip, GzipLevel: 9, MaxPayloadBytes: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var c collect
+	sink := c.sink(t)
+	r := bytes.NewReader(buf.Bytes())
+	for part := uint64(0); ; part++ {
+		fr, err := wire.ReadFrame(r, nil, wire.MaxFrameSize)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !wire.IsGzip(fr) {
+			t.Fatal("frame is not gzip")
+		}
+		if err := sink.Send(context.Background(), Payload{Data: fr, Encoding: "gzip", Sequence: 1, Part: part, Last: r.Len() == 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkAgainstRetrieveData(t, &c, f, 1)
+}
+
+func TestHTTPSink(t *testing.T) {
+	newFixture(t, 5)
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Content-Type")+" "+r.Header.Get("Content-Encoding"))
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(r.URL.Path, "fail") {
+			http.Error(w, "nope", http.StatusServiceUnavailable)
+			return
+		}
+		if _, err := wire.Decode(body); err != nil {
+			t.Error(err)
+		}
+	}))
+	defer srv.Close()
+	e, _ := New(&HTTPSink{URL: srv.URL}, Options{})
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "application/msgpack " {
+		t.Errorf("requests %q", got)
+	}
+	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{})
+	err := e.Export(context.Background())
+	var he *HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("error %v; want an HTTPError 503 quoting the body", err)
+	}
+	if s := e.Stats(); s.Failures != 1 || s.LastError == nil {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestStartStopExportsFinalSnapshot(t *testing.T) {
+	f := newFixture(t, 3)
+	var c collect
+	e, _ := New(c.sink(t), Options{Interval: time.Hour})
+	e.Start()
+	e.Start()
+	f.record(t, 3, 5)
+	if err := e.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.payloads) != 1 {
+		t.Fatalf("got %d payloads; want the final one", len(c.payloads))
+	}
+	checkAgainstRetrieveData(t, &c, f, 1)
+}
+
+func TestOptionErrors(t *testing.T) {
+	sink := FuncSink(func(context.Context, Payload) error { return nil })
+	for _, tc := range []struct {
+		sink Sink
+		o    Options
+		want string
+	}{
+		{nil, Options{}, "nil sink"},
+		{sink, Options{Interval: -1}, "Interval"},
+		{sink, Options{MaxPayloadBytes: 100}, "MaxPayloadBytes 100"},
+		{sink, Options{Temporality: 7}, "Temporality"},
+		{sink, Options{Timeout: -time.Second}, "Timeout"},
+		{sink, Options{Compression: Gzip, GzipLevel: 42}, "GzipLevel 42"},
+		{sink, Options{Compression: 9}, "Compression"},
+	} {
+		if _, err := New(tc.sink, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v; want an error mentioning %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+func TestEncodeAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector allocates")
+	}
+	newFixture(t, 200)
+	for _, tc := range []struct {
+		name string
+		t    wire.Temporality
+		max  int
+	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
+		enc := newEncoder(tc.max, tc.t, Resource{ServiceName: "s"}.attributes())
+		var n int
+		emit := func(p []byte, last bool) error { n += len(p); return nil }
+		now := time.Now()
+		_ = enc.encode(now, now, emit) // warm up the buffers
+		_ = enc.encode(now, now, emit)
+		if got := testing.AllocsPerRun(20, func() { _ = enc.encode(now, now, emit) }); got != 0 {
+			t.Errorf("%s: encode allocates %v times per export; want 0", tc.name, got)
+		}
+	}
+}
+
+func TestStringTableRollback(t *testing.T) {
+	strs := []string{"", "a", "bb", "ccc"}
+	var tab stringTable
+	tab.reset()
+	tab.id(0, strs)
+	tab.id(1, strs)
+	m := len(tab.order)
+	tab.id(2, strs)
+	tab.id(3, strs)
+	tab.rollback(m, strs)
+	if len(tab.order) != 2 || tab.bytes != 1+2 {
+		t.Fatalf("after rollback: order %v bytes %d", tab.order, tab.bytes)
+	}
+	// A rolled-back string gets a fresh id, not a dangling one.
+	if id := tab.id(3, strs); id != 2 {
+		t.Errorf("re-added string got id %d; want 2", id)
+	}
+	ids := []uint32{tab.id(0, strs), tab.id(1, strs), tab.id(3, strs)}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	if fmt.Sprint(ids) != "[0 1 2]" {
+		t.Errorf("ids %v", ids)
+	}
+}

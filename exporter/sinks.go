@@ -1,0 +1,98 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+)
+
+var (
+	_ Sink = (*HTTPSink)(nil)
+	_ Sink = (*WriterSink)(nil)
+	_ Sink = FuncSink(nil)
+)
+
+// HTTPSink POSTs each payload to a URL with Content-Type
+// application/msgpack (and Content-Encoding: gzip when compressed). Any
+// answer but 2xx is an error quoting the status and the start of the body.
+type HTTPSink struct {
+	URL    string
+	Client *http.Client // nil: http.DefaultClient
+	Header http.Header  // extra request headers (authentication, ...)
+}
+
+// Send implements Sink.
+func (s *HTTPSink) Send(ctx context.Context, p Payload) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(p.Data))
+	if err != nil {
+		return err
+	}
+	for k, vs := range s.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", wire.ContentType)
+	if p.Encoding != "" {
+		req.Header.Set("Content-Encoding", p.Encoding)
+	}
+	req.Header.Set("Zerostat-Sequence", strconv.FormatUint(p.Sequence, 10)+"."+strconv.FormatUint(p.Part, 10))
+	c := s.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	if resp.StatusCode/100 != 2 {
+		return &HTTPError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
+	}
+	return nil
+}
+
+// HTTPError is a non-2xx answer from an HTTP sink.
+type HTTPError struct {
+	StatusCode int
+	Body       string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("HTTP %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
+}
+
+// WriterSink writes each payload as a frame (4-byte big-endian length,
+// then the payload; see wire.ReadFrame) to W: a file, stdout, a pipe.
+// `zerostat decode` reads such a stream.
+type WriterSink struct {
+	W  io.Writer
+	mu sync.Mutex
+	b  []byte
+}
+
+// Send implements Sink.
+func (s *WriterSink) Send(ctx context.Context, p Payload) error {
+	if s.W == nil {
+		return errors.New("exporter: WriterSink has a nil Writer")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = wire.AppendFrame(s.b[:0], p.Data)
+	_, err := s.W.Write(s.b)
+	return err
+}
+
+// FuncSink calls the function with each payload, in process. The payload's
+// Data is valid only during the call.
+type FuncSink func(ctx context.Context, p Payload) error
+
+// Send implements Sink.
+func (f FuncSink) Send(ctx context.Context, p Payload) error { return f(ctx, p) }

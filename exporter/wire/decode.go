@@ -1,0 +1,325 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/zerostat/zerostat/internal/msgpack"
+)
+
+type decoder struct {
+	r       msgpack.Reader
+	strs    []string
+	path    string
+	version int
+}
+
+func (d *decoder) fail(err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrMalformed, d.path, err)
+}
+
+func (d *decoder) failf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: at offset %d: %s", ErrMalformed, d.path, d.r.Offset(), fmt.Sprintf(format, args...))
+}
+
+func (d *decoder) array(want int) error {
+	n, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	if want >= 0 && n != want {
+		return d.failf("array of %d elements; want %d", n, want)
+	}
+	return nil
+}
+
+func (d *decoder) uint() (uint64, error) {
+	v, err := d.r.ReadUint()
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	return v, nil
+}
+
+func (d *decoder) float() (float64, error) {
+	v, err := d.r.ReadFloat()
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	return v, nil
+}
+
+func (d *decoder) str() (string, error) {
+	id, err := d.r.ReadUint()
+	if err != nil {
+		return "", d.fail(err)
+	}
+	if id >= uint64(len(d.strs)) {
+		return "", d.failf("dangling string index %d (the table has %d strings)", id, len(d.strs))
+	}
+	return d.strs[id], nil
+}
+
+// Decode parses a payload. Errors wrap ErrMalformed (or ErrVersion) and
+// name the field and offset at fault.
+func Decode(b []byte) (*Payload, error) {
+	d := &decoder{path: "envelope"}
+	d.r.Reset(b)
+	if err := d.array(EnvelopeLen); err != nil {
+		return nil, err
+	}
+	d.path = "version"
+	v, err := d.uint()
+	if err != nil {
+		return nil, err
+	}
+	if v != Version {
+		return nil, fmt.Errorf("%w %d (this decoder reads version %d)", ErrVersion, v, Version)
+	}
+	// The string table is the envelope's last element: find it first.
+	for _, f := range []string{"header", "resource", "views"} {
+		d.path = f
+		if err := d.r.Skip(); err != nil {
+			return nil, d.fail(err)
+		}
+	}
+	d.path = "strings"
+	n, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	d.strs = make([]string, n)
+	for i := range d.strs {
+		if d.strs[i], err = d.r.ReadString(); err != nil {
+			d.path = fmt.Sprintf("strings[%d]", i)
+			return nil, d.fail(err)
+		}
+	}
+	if d.r.Len() != 0 {
+		return nil, d.failf("%d bytes after the payload", d.r.Len())
+	}
+	// Read again from the start (the envelope and version were checked
+	// above) and decode the body in order.
+	d.r.Reset(b)
+	_, _ = d.r.ReadArrayHeader()
+	_, _ = d.r.ReadUint()
+	p := &Payload{Version: int(v)}
+	if err := d.header(p); err != nil {
+		return nil, err
+	}
+	if err := d.resource(p); err != nil {
+		return nil, err
+	}
+	if err := d.views(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (d *decoder) header(p *Payload) error {
+	d.path = "header"
+	if err := d.array(HeaderLen); err != nil {
+		return err
+	}
+	var err error
+	if p.Start, err = d.r.ReadTime(); err != nil {
+		d.path = "header.start"
+		return d.fail(err)
+	}
+	if p.End, err = d.r.ReadTime(); err != nil {
+		d.path = "header.end"
+		return d.fail(err)
+	}
+	d.path = "header.temporality"
+	t, err := d.uint()
+	if err != nil {
+		return err
+	}
+	if t > uint64(Delta) {
+		return d.failf("temporality %d; want 0 (cumulative) or 1 (delta)", t)
+	}
+	p.Temporality = Temporality(t)
+	d.path = "header.sequence"
+	if p.Sequence, err = d.uint(); err != nil {
+		return err
+	}
+	d.path = "header.part"
+	if p.Part, err = d.uint(); err != nil {
+		return err
+	}
+	d.path = "header.last"
+	if p.Last, err = d.r.ReadBool(); err != nil {
+		return d.fail(err)
+	}
+	return nil
+}
+
+func (d *decoder) resource(p *Payload) error {
+	d.path = "resource"
+	n, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	p.Resource = make([]Attribute, n)
+	for i := range p.Resource {
+		d.path = fmt.Sprintf("resource[%d]", i)
+		if err := d.array(AttrLen); err != nil {
+			return err
+		}
+		if p.Resource[i].Key, err = d.str(); err != nil {
+			return err
+		}
+		if p.Resource[i].Value, err = d.str(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) views(p *Payload) error {
+	d.path = "views"
+	n, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	p.Views = make([]View, n)
+	for i := range p.Views {
+		if err := d.view(&p.Views[i], fmt.Sprintf("views[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) view(v *View, path string) error {
+	d.path = path
+	if err := d.array(ViewLen); err != nil {
+		return err
+	}
+	var err error
+	d.path = path + ".name"
+	if v.Name, err = d.str(); err != nil {
+		return err
+	}
+	d.path = path + ".description"
+	if v.Description, err = d.str(); err != nil {
+		return err
+	}
+	d.path = path + ".unit"
+	if v.Unit, err = d.str(); err != nil {
+		return err
+	}
+	d.path = path + ".aggregation"
+	a, err := d.uint()
+	if err != nil {
+		return err
+	}
+	if a < uint64(Count) || a > uint64(LastValue) {
+		return d.failf("aggregation %d; want 1 to 4", a)
+	}
+	v.Aggregation = Aggregation(a)
+	d.path = path + ".keys"
+	nk, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	v.Keys = make([]string, nk)
+	for i := range v.Keys {
+		if v.Keys[i], err = d.str(); err != nil {
+			return err
+		}
+	}
+	d.path = path + ".bounds"
+	nb, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	if nb > 0 && v.Aggregation != Distribution {
+		return d.failf("%d bounds on a %v view", nb, v.Aggregation)
+	}
+	v.Bounds = make([]float64, nb)
+	for i := range v.Bounds {
+		if v.Bounds[i], err = d.float(); err != nil {
+			return err
+		}
+		if i > 0 && !(v.Bounds[i] > v.Bounds[i-1]) {
+			return d.failf("bounds not increasing: %v after %v", v.Bounds[i], v.Bounds[i-1])
+		}
+	}
+	d.path = path + ".start"
+	if v.Start, err = d.r.ReadTime(); err != nil {
+		return d.fail(err)
+	}
+	d.path = path + ".rows"
+	nr, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	v.Rows = make([]Row, nr)
+	for i := range v.Rows {
+		if err := d.row(v, &v.Rows[i], fmt.Sprintf("%s.rows[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) row(v *View, r *Row, path string) error {
+	d.path = path
+	if err := d.array(RowLen(v.Aggregation)); err != nil {
+		return err
+	}
+	d.path = path + ".values"
+	if err := d.array(len(v.Keys)); err != nil {
+		return err
+	}
+	r.Values = make([]string, len(v.Keys))
+	var err error
+	for i := range r.Values {
+		if r.Values[i], err = d.str(); err != nil {
+			return err
+		}
+	}
+	switch v.Aggregation {
+	case Count:
+		d.path = path + ".count"
+		r.Count, err = d.uint()
+		return err
+	case Sum:
+		d.path = path + ".sum"
+		r.Sum, err = d.float()
+		return err
+	case LastValue:
+		d.path = path + ".value"
+		r.Value, err = d.float()
+		return err
+	}
+	d.path = path + ".count"
+	if r.Count, err = d.uint(); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		p    *float64
+	}{{"sum", &r.Sum}, {"min", &r.Min}, {"max", &r.Max}, {"sum_sq_dev", &r.SumOfSquaredDev}} {
+		d.path = path + "." + f.name
+		if *f.p, err = d.float(); err != nil {
+			return err
+		}
+	}
+	d.path = path + ".buckets"
+	if err := d.array(len(v.Bounds) + 1); err != nil {
+		return err
+	}
+	r.Buckets = make([]uint64, len(v.Bounds)+1)
+	var total uint64
+	for i := range r.Buckets {
+		if r.Buckets[i], err = d.uint(); err != nil {
+			return err
+		}
+		total += r.Buckets[i]
+	}
+	if total != r.Count {
+		return d.failf("bucket counts add up to %d; count is %d", total, r.Count)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+// Package wire defines zerostat's snapshot format, version 1, and decodes
+// it. docs/wire-format.md is the specification; this package is its Go
+// reader, used by the receiver, the CLI and tests. Payloads are MessagePack
+// and any stock MessagePack library reads them.
+//
+// Decode never panics and allocates only in proportion to the bytes it has
+// actually read: a hostile length prefix is answered with an error.
+package wire
+
+import (
+	"errors"
+	"time"
+)
+
+// Version is the format version this package writes and reads.
+const Version = 1
+
+// ContentType is the media type of a payload over HTTP.
+const ContentType = "application/msgpack"
+
+// Temporality says what a payload's values cover.
+type Temporality uint8
+
+const (
+	// Cumulative values cover the time since the view's start.
+	Cumulative Temporality = 0
+	// Delta values cover the interval since the previous export (the
+	// payload's Start to End); distribution min and max still cover the
+	// whole life of the series.
+	Delta Temporality = 1
+)
+
+func (t Temporality) String() string {
+	switch t {
+	case Cumulative:
+		return "cumulative"
+	case Delta:
+		return "delta"
+	}
+	return "unknown"
+}
+
+// Aggregation is a view's aggregation, numbered as OpenCensus's AggType.
+type Aggregation uint8
+
+// Aggregations.
+const (
+	Count        Aggregation = 1
+	Sum          Aggregation = 2
+	Distribution Aggregation = 3
+	LastValue    Aggregation = 4
+)
+
+func (a Aggregation) String() string {
+	switch a {
+	case Count:
+		return "count"
+	case Sum:
+		return "sum"
+	case Distribution:
+		return "distribution"
+	case LastValue:
+		return "last_value"
+	}
+	return "unknown"
+}
+
+// Payload is one decoded snapshot (or one part of a snapshot split by a
+// size cap; each part is self-contained).
+type Payload struct {
+	Version     int
+	Start, End  time.Time // the interval (Start: the first view start for cumulative payloads)
+	Temporality Temporality
+	Sequence    uint64 // export cycle, from 1
+	Part        uint64 // index of this payload within its cycle, from 0
+	Last        bool   // the cycle's last part
+	Resource    []Attribute
+	Views       []View
+}
+
+// Attribute is a resource attribute (service.name, host.name, ...).
+type Attribute struct {
+	Key, Value string
+}
+
+// View is a view's metadata and its rows in a payload.
+type View struct {
+	Name, Description, Unit string
+	Aggregation             Aggregation
+	Keys                    []string  // tag keys, sorted by name
+	Bounds                  []float64 // distribution bucket bounds
+	Start                   time.Time // when aggregation started
+	Rows                    []Row
+}
+
+// Row is one tag-value combination's data. Which fields are set depends on
+// the view's aggregation: Count sets Count; Sum sets Sum; LastValue sets
+// Value; Distribution sets Count, Sum, Min, Max, SumOfSquaredDev and
+// Buckets.
+type Row struct {
+	Values          []string // one per key; "" for an absent key
+	Count           uint64
+	Sum             float64
+	Value           float64
+	Min, Max        float64
+	SumOfSquaredDev float64
+	Buckets         []uint64 // len(Bounds)+1 counts
+}
+
+// Mean returns Sum/Count, or 0 for an empty row.
+func (r *Row) Mean() float64 {
+	if r.Count == 0 {
+		return 0
+	}
+	return r.Sum / float64(r.Count)
+}
+
+// Field counts of the positional arrays.
+const (
+	EnvelopeLen = 5 // [version, header, resource, views, strings]
+	HeaderLen   = 6 // [start, end, temporality, sequence, part, last]
+	ViewLen     = 8 // [name, description, unit, aggregation, keys, bounds, start, rows]
+	AttrLen     = 2 // [key, value]
+)
+
+// RowLen returns the length of a row array for an aggregation.
+func RowLen(a Aggregation) int {
+	if a == Distribution {
+		return 7 // [values, count, sum, min, max, sum_sq_dev, buckets]
+	}
+	return 2 // [values, count | sum | value]
+}
+
+// ErrMalformed is wrapped by every decoding error; ErrVersion by the error
+// for a payload of another version.
+var (
+	ErrMalformed = errors.New("wire: malformed payload")
+	ErrVersion   = errors.New("wire: unsupported version")
+)
