@@ -135,8 +135,8 @@ type Exporter struct {
 	done     chan struct{}
 
 	exports, failures, payloads, nbytes, oversized atomic.Uint64
-	lastSuccess                          atomic.Int64
-	lastErr                              atomic.Pointer[error]
+	lastSuccess                                    atomic.Int64
+	lastErr                                        atomic.Pointer[error]
 }
 
 // New returns an exporter to sink. It fails on invalid options, naming the
