@@ -253,26 +253,23 @@ func (e *encoder) read(kind core.Kind, s *core.Series, st *viewState, rv *rowVal
 		rv.value = s.ReadLast()
 		return true
 	}
-	r := s.ReadDistRaw(e.buckets)
-	n, s1, s2 := r.Count, r.S1, r.S2
+	st2 := s.ReadDist(e.buckets)
 	if prev != nil {
-		n -= int64(prev[0])
-		s1 -= math.Float64frombits(prev[1])
-		s2 -= math.Float64frombits(prev[2])
-		prev[0], prev[1], prev[2] = uint64(r.Count), math.Float64bits(r.S1), math.Float64bits(r.S2)
+		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]), M2: math.Float64frombits(prev[2])}
+		prev[0], prev[1], prev[2] = uint64(st2.Count), math.Float64bits(st2.Mean), math.Float64bits(st2.M2)
 		for i := range e.buckets {
 			c := e.buckets[i]
 			e.buckets[i] -= int64(prev[3+i])
 			prev[3+i] = uint64(c)
 		}
-		if n == 0 {
+		st2 = core.Sub(st2, before)
+		if st2.Count == 0 {
 			return false
 		}
 	}
-	_, ssd := core.Stats(n, s1, s2, r.Shift)
-	rv.count = uint64(n)
-	rv.sum = float64(n)*r.Shift + s1
-	rv.min, rv.max, rv.ssd = r.Min, r.Max, ssd
+	rv.count = uint64(st2.Count)
+	rv.sum = st2.Mean * float64(st2.Count)
+	rv.min, rv.max, rv.ssd = st2.Min, st2.Max, st2.M2
 	return true
 }
 

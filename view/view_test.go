@@ -185,18 +185,30 @@ func near(a, b float64) bool {
 }
 
 func TestDistributionPrecision(t *testing.T) {
-	// A large mean with a small spread: naive Σx² - (Σx)²/n loses every
-	// digit here; the shifted sums must not.
+	// A large mean with a small spread, and an outlier first value: the
+	// statistics must be OpenCensus's Welford update, bit for bit (the
+	// conformance tests in benchmarks/ compare with OpenCensus itself).
 	m := stats.Float64("agg/precise", "", "")
 	register(t, &view.View{Measure: m, Aggregation: view.Distribution(1)})
-	base := 1e9
-	for i := range 1000 {
-		stats.Record(context.Background(), m.M(base+float64(i%10)))
+	var count, mean, m2 float64
+	for i := range 1001 {
+		v := 1e9 + float64(i%10)
+		if i == 0 {
+			v = 1e12
+		}
+		stats.Record(context.Background(), m.M(v))
+		count++
+		if count == 1 {
+			mean = v
+			continue
+		}
+		old := mean
+		mean += (v - old) / count
+		m2 += (v - old) * (v - mean)
 	}
 	d := rows(t, "agg/precise")[0].Data.(*view.DistributionData)
-	// Values 0..9 repeated 100 times: mean 4.5, ssd = 100 * Σ(i-4.5)² = 8250.
-	if !near(d.Mean, base+4.5) || !near(d.SumOfSquaredDev, 8250) {
-		t.Errorf("mean %v ssd %v; want %v 8250", d.Mean, d.SumOfSquaredDev, base+4.5)
+	if d.Mean != mean || d.SumOfSquaredDev != m2 {
+		t.Errorf("mean %v ssd %v; want Welford's %v %v", d.Mean, d.SumOfSquaredDev, mean, m2)
 	}
 }
 

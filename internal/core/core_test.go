@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"unsafe"
 	"math"
 	"runtime"
 	"sort"
@@ -41,14 +42,6 @@ func TestTableGrowsAndFinds(t *testing.T) {
 	}
 }
 
-func TestHashSeparatesValues(t *testing.T) {
-	if hashValues([]string{"a", "bc"}) == hashValues([]string{"ab", "c"}) {
-		t.Error(`("a","bc") and ("ab","c") hash alike`)
-	}
-	if hashValues([]string{"", "x"}) == hashValues([]string{"x", ""}) {
-		t.Error(`("","x") and ("x","") hash alike`)
-	}
-}
 
 func TestFindComparesValuesNotJustHashes(t *testing.T) {
 	a := NewAggregator(KindCount, []string{"k"}, nil)
@@ -97,8 +90,16 @@ func TestStripesSumExactly(t *testing.T) {
 		}
 		st := s.stripes.Load()
 		for p := 0; p <= st.mask; p++ {
-			c := st.cell(p)
-			if addr := uintptrOf(&c[0]); addr%64 != 0 {
+			if kind == KindDistribution {
+				if addr := uintptr(unsafe.Pointer(&st.dists[p])); addr%64 != 0 {
+					t.Errorf("distribution stripe %d starts mid cache line (%#x)", p, addr)
+				}
+				if addr := uintptr(unsafe.Pointer(&st.dists[p].buckets[0])); addr%64 != 0 {
+					t.Errorf("distribution stripe %d's buckets start mid cache line (%#x)", p, addr)
+				}
+				continue
+			}
+			if addr := uintptrOf(&st.words[p*wordsPerLine]); addr%64 != 0 {
 				t.Errorf("stripe %d starts mid cache line (%#x)", p, addr)
 			}
 		}
@@ -126,6 +127,10 @@ func TestStripesSumExactly(t *testing.T) {
 		case KindDistribution:
 			b := make([]int64, 3)
 			d := s.ReadDist(b)
+			// Σ over 0..39.99 step 0.01, and 5: mean of all 4001 values.
+			if want := (79980.0 + 5) / 4001; math.Abs(d.Mean-want) > 1e-9 {
+				t.Errorf("merged mean %v; want %v", d.Mean, want)
+			}
 			if d.Count != 4001 || d.Min != 0 || d.Max != 39.99 || fmt.Sprint(b) != "[1001 1000 2000]" {
 				t.Errorf("dist %+v buckets %v", d, b)
 			}
@@ -201,5 +206,48 @@ func TestStripeCount(t *testing.T) {
 	n := stripeCount()
 	if n < 2 || n&(n-1) != 0 || n < min(runtime.GOMAXPROCS(0), 64) {
 		t.Errorf("stripeCount %d for GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
+	}
+}
+
+func TestMergeAndSubInvertEachOther(t *testing.T) {
+	// Welford over a, over b, over a+b; Merge(a,b) must match a+b and
+	// Sub(a+b, a) must match b.
+	welford := func(xs []float64) DistStats {
+		c := &newDistCells(1, 1)[0]
+		for _, x := range xs {
+			c.add(nil, x)
+		}
+		b := make([]int64, 1)
+		return c.read(b)
+	}
+	xs := []float64{1000, 0.5, 0.25, 3, 7, 7, 9.5}
+	ys := []float64{2, 4, 8, 16}
+	a, b, ab := welford(xs), welford(ys), welford(append(append([]float64{}, xs...), ys...))
+	m := Merge(a, b)
+	s := Sub(ab, a)
+	rel := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(y)) }
+	if m.Count != ab.Count || !rel(m.Mean, ab.Mean) || !rel(m.M2, ab.M2) || m.Min != 0.25 || m.Max != 1000 {
+		t.Errorf("Merge %+v; want %+v", m, ab)
+	}
+	if s.Count != b.Count || !rel(s.Mean, b.Mean) || !rel(s.M2, b.M2) {
+		t.Errorf("Sub %+v; want %+v", s, b)
+	}
+	if z := Sub(ab, ab); z.Count != 0 {
+		t.Errorf("Sub of equal reads: %+v", z)
+	}
+}
+
+func TestHashSeparatesValues(t *testing.T) {
+	if hashValues([]string{"a", "bc"}) == hashValues([]string{"ab", "c"}) {
+		t.Error(`("a","bc") and ("ab","c") hash alike`)
+	}
+	if hashValues([]string{"", "x"}) == hashValues([]string{"x", ""}) {
+		t.Error(`("","x") and ("x","") hash alike`)
+	}
+}
+
+func TestDistCellSize(t *testing.T) {
+	if s := unsafe.Sizeof(distCell{}); s != 128 {
+		t.Errorf("distCell is %d bytes; want 128 (two cache lines, so stripes never share one)", s)
 	}
 }

@@ -1,0 +1,105 @@
+package wire
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+)
+
+// jsonFloat writes non-finite values, which JSON lacks, as the strings
+// "NaN", "+Inf" and "-Inf" (Prometheus's spelling).
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(v, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+type jsonRow struct {
+	Tags            map[string]string `json:"tags"`
+	Count           *uint64           `json:"count,omitempty"`
+	Sum             *jsonFloat        `json:"sum,omitempty"`
+	Value           *jsonFloat        `json:"value,omitempty"`
+	Min             *jsonFloat        `json:"min,omitempty"`
+	Max             *jsonFloat        `json:"max,omitempty"`
+	SumOfSquaredDev *jsonFloat        `json:"sum_sq_dev,omitempty"`
+	Buckets         []uint64          `json:"buckets,omitempty"`
+}
+
+type jsonView struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Unit        string      `json:"unit"`
+	Aggregation string      `json:"aggregation"`
+	Keys        []string    `json:"keys"`
+	Bounds      []jsonFloat `json:"bounds,omitempty"`
+	Start       time.Time   `json:"start"`
+	Rows        []jsonRow   `json:"rows"`
+}
+
+type jsonPayload struct {
+	Version     int               `json:"version"`
+	Start       time.Time         `json:"start"`
+	End         time.Time         `json:"end"`
+	Temporality string            `json:"temporality"`
+	Sequence    uint64            `json:"sequence"`
+	Part        uint64            `json:"part"`
+	Last        bool              `json:"last"`
+	Resource    map[string]string `json:"resource"`
+	Views       []jsonView        `json:"views"`
+}
+
+func fp(v float64) *jsonFloat { f := jsonFloat(v); return &f }
+
+// MarshalJSON renders the payload for people and tools: tags and resource
+// as objects (absent tags left out), aggregations by name, non-finite
+// floats as "NaN", "+Inf", "-Inf".
+func (p *Payload) MarshalJSON() ([]byte, error) {
+	jp := jsonPayload{
+		Version: p.Version, Start: p.Start, End: p.End, Temporality: p.Temporality.String(),
+		Sequence: p.Sequence, Part: p.Part, Last: p.Last,
+		Resource: map[string]string{}, Views: []jsonView{},
+	}
+	for _, a := range p.Resource {
+		jp.Resource[a.Key] = a.Value
+	}
+	for _, v := range p.Views {
+		jv := jsonView{Name: v.Name, Description: v.Description, Unit: v.Unit,
+			Aggregation: v.Aggregation.String(), Keys: v.Keys, Start: v.Start, Rows: []jsonRow{}}
+		for _, b := range v.Bounds {
+			jv.Bounds = append(jv.Bounds, jsonFloat(b))
+		}
+		for i := range v.Rows {
+			r := &v.Rows[i]
+			jr := jsonRow{Tags: map[string]string{}}
+			for k, val := range r.Values {
+				if val != "" {
+					jr.Tags[v.Keys[k]] = val
+				}
+			}
+			switch v.Aggregation {
+			case Count:
+				jr.Count = &r.Count
+			case Sum:
+				jr.Sum = fp(r.Sum)
+			case LastValue:
+				jr.Value = fp(r.Value)
+			case Distribution:
+				jr.Count, jr.Sum, jr.Min, jr.Max, jr.SumOfSquaredDev = &r.Count, fp(r.Sum), fp(r.Min), fp(r.Max), fp(r.SumOfSquaredDev)
+				jr.Buckets = r.Buckets
+			}
+			jv.Rows = append(jv.Rows, jr)
+		}
+		jp.Views = append(jp.Views, jv)
+	}
+	return json.Marshal(jp)
+}

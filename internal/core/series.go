@@ -1,0 +1,174 @@
+package core
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Series is the aggregate of one tag-value combination of one view.
+//
+// Count, Sum and LastValue keep one 64-bit word, updated with atomics
+// only. A Distribution keeps a distCell (see dist.go). A series starts with
+// a single cell; the first time an update finds contention (a failed
+// compare-and-swap) it grows one cell per P, each on its own cache lines,
+// and recorders then update the cell of the P they run on — the shape of
+// Java's LongAdder: cold series stay small, hot ones stop sharing a cache
+// line. Readers combine the cells.
+type Series struct {
+	agg     *Aggregator
+	vals    []string // projected values, "" when absent
+	vids    []uint32 // interned ids of vals, in the view's key-name order
+	id      uint32   // creation index within the aggregator
+	hash    uint64
+	start   int64         // creation time, Unix nanoseconds
+	word    atomic.Uint64 // Count, Sum, LastValue
+	dist    *distCell     // Distribution
+	stripes atomic.Pointer[stripes]
+}
+
+// stripes are the per-P cells of a contended series: words (Count, Sum)
+// or distribution cells, each on cache lines of its own.
+type stripes struct {
+	mask  int
+	words []atomic.Uint64 // P cells, wordsPerLine apart
+	dists []distCell      // P cells
+}
+
+func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
+	s := &Series{agg: a, hash: h, start: time.Now().UnixNano(), id: a.nextID}
+	a.nextID++
+	s.vals = make([]string, len(vals))
+	for i, x := range vals {
+		// Own the bytes: a value may be a slice of a large request buffer.
+		s.vals[i] = strings.Clone(x)
+	}
+	s.vids = make([]uint32, len(vals))
+	for i, p := range a.order {
+		s.vids[i] = Intern(s.vals[p])
+	}
+	if a.kind == KindDistribution {
+		s.dist = &newDistCells(1, len(a.bounds)+1)[0]
+	}
+	s.addTo(&s.word, s.dist, v)
+	return s
+}
+
+// Values returns the projected tag values, in the view's key order, "" for
+// an absent key. The caller must not modify them.
+func (s *Series) Values() []string { return s.vals }
+
+// Start returns when the series was created.
+func (s *Series) Start() time.Time { return time.Unix(0, s.start) }
+
+// ID returns the series' creation index within its aggregator (0, 1, ...).
+func (s *Series) ID() uint32 { return s.id }
+
+// ValueIDs returns the interned ids of the tag values in key-name order (0
+// for an absent key). The caller must not modify them.
+func (s *Series) ValueIDs() []uint32 { return s.vids }
+
+// NextID returns the ID the next series will get: an upper bound of the
+// IDs of the live series.
+func (a *Aggregator) NextID() uint32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.nextID
+}
+
+// add records v. Cost for an uncontended series: one compare-and-swap
+// (Count, Sum), one store (LastValue), or a bound search and the cell's
+// lock and unlock (Distribution).
+func (s *Series) add(v float64) {
+	if st := s.stripes.Load(); st != nil {
+		p := procID() & st.mask
+		var d *distCell
+		if st.dists != nil {
+			d = &st.dists[p]
+		}
+		s.addTo(&st.words[p*wordsPerLine], d, v)
+		return
+	}
+	if s.addTo(&s.word, s.dist, v) {
+		s.inflate()
+	}
+}
+
+// addTo records v into one cell (w, or d for a distribution) and reports
+// whether the update found contention.
+func (s *Series) addTo(w *atomic.Uint64, d *distCell, v float64) (contended bool) {
+	switch s.agg.kind {
+	case KindCount:
+		return addInt(w, 1)
+	case KindSum:
+		return addFloat(w, v)
+	case KindLastValue:
+		w.Store(math.Float64bits(v))
+		return false
+	}
+	return d.add(s.agg.bounds, v)
+}
+
+func addInt(p *atomic.Uint64, d uint64) (contended bool) {
+	old := p.Load()
+	if p.CompareAndSwap(old, old+d) {
+		return false
+	}
+	p.Add(d)
+	return true
+}
+
+func addFloat(p *atomic.Uint64, d float64) (contended bool) {
+	for {
+		old := p.Load()
+		if p.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+d)) {
+			return contended
+		}
+		contended = true
+	}
+}
+
+func (s *Series) inflate() {
+	if s.stripes.Load() != nil {
+		return
+	}
+	n := stripeCount()
+	st := &stripes{mask: n - 1}
+	if s.agg.kind == KindDistribution {
+		st.dists = newDistCells(n, len(s.agg.bounds)+1)
+		st.words = make([]atomic.Uint64, n*wordsPerLine) // unused; keeps add branch-free
+	} else {
+		words := make([]atomic.Uint64, (n+1)*wordsPerLine)
+		off := alignOffset(words)
+		st.words = words[off : off+n*wordsPerLine]
+	}
+	s.stripes.CompareAndSwap(nil, st)
+}
+
+// ReadCount returns a Count series' value.
+func (s *Series) ReadCount() int64 {
+	n := s.word.Load()
+	if st := s.stripes.Load(); st != nil {
+		for p := 0; p <= st.mask; p++ {
+			n += st.words[p*wordsPerLine].Load()
+		}
+	}
+	return int64(n)
+}
+
+// ReadSum returns a Sum series' value.
+func (s *Series) ReadSum() float64 {
+	f := math.Float64frombits(s.word.Load())
+	if st := s.stripes.Load(); st != nil {
+		for p := 0; p <= st.mask; p++ {
+			f += math.Float64frombits(st.words[p*wordsPerLine].Load())
+		}
+	}
+	return f
+}
+
+// ReadLast returns a LastValue series' value.
+func (s *Series) ReadLast() float64 {
+	return math.Float64frombits(s.word.Load())
+}
