@@ -2,12 +2,12 @@ package core
 
 import (
 	"fmt"
-	"unsafe"
 	"math"
 	"runtime"
 	"sort"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func tagsOf(kv ...string) []Tag {
@@ -41,7 +41,6 @@ func TestTableGrowsAndFinds(t *testing.T) {
 		}
 	}
 }
-
 
 func TestFindComparesValuesNotJustHashes(t *testing.T) {
 	a := NewAggregator(KindCount, []string{"k"}, nil)
