@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // distCell is one cell of a distribution. Its statistics are OpenCensus's
@@ -17,6 +18,15 @@ import (
 // copy the cell. A failed first compare-and-swap is the contention signal
 // that stripes the series.
 type distCell struct {
+	distFields
+	// Pad to 128 bytes whatever the word size. The fields take at most 72
+	// bytes, so the fields of neighbouring cells are at least 56 bytes
+	// apart and never share a 64-byte cache line, however the allocator
+	// aligns the array.
+	_ [128 - unsafe.Sizeof(distFields{})]byte
+}
+
+type distFields struct {
 	lock    atomic.Uint32
 	count   int64
 	mean    float64
@@ -24,7 +34,6 @@ type distCell struct {
 	min     float64
 	max     float64
 	buckets []int64
-	_       [56]byte // a cell per 128 bytes: stripes never share a cache line
 }
 
 // newDistCells returns n cells of nb buckets, the bucket arrays of each on

@@ -278,9 +278,12 @@ func (r *Reader) ReadFloat() (float64, error) {
 	return float64(i), err
 }
 
-// readLen reads the length that follows a str/bin/array/map prefix of
-// size 1, 2 or 4 bytes at r.off+1, and consumes prefix and length.
-func (r *Reader) readLen(size int) (int, error) {
+// readLen reads the length that follows a str/bin/ext/array/map prefix of
+// size 1, 2 or 4 bytes at r.off+1, and consumes prefix and length. A
+// length over the bytes left times perByte is an error before any
+// conversion to int, so 32-bit platforms cannot see it wrap.
+func (r *Reader) readLen(size int, perItem uint64, what string) (int, error) {
+	start := r.off
 	if err := r.need(1 + size); err != nil {
 		return 0, err
 	}
@@ -295,6 +298,13 @@ func (r *Reader) readLen(size int) (int, error) {
 		n = uint64(get32(p))
 	}
 	r.off += 1 + size
+	if left := uint64(r.Len()); n*perItem > left {
+		r.off = start
+		if perItem == 1 && what == "" {
+			return 0, &shortError{off: start, need: 1 + size + int(min(n, 1<<30)), have: int(left) + 1 + size}
+		}
+		return 0, r.errf(start, "header announces %d %s, more than the %d bytes left can hold", n, what, left)
+	}
 	return int(n), nil
 }
 
@@ -313,11 +323,11 @@ func (r *Reader) ReadStringBytes() ([]byte, error) {
 		n = int(c & 0x1f)
 		r.off++
 	case c == Str8:
-		n, err = r.readLen(1)
+		n, err = r.readLen(1, 1, "")
 	case c == Str16:
-		n, err = r.readLen(2)
+		n, err = r.readLen(2, 1, "")
 	case c == Str32:
-		n, err = r.readLen(4)
+		n, err = r.readLen(4, 1, "")
 	default:
 		return nil, r.typeErr(StrType)
 	}
@@ -349,11 +359,11 @@ func (r *Reader) ReadBytes() ([]byte, error) {
 	var err error
 	switch r.b[r.off] {
 	case Bin8:
-		n, err = r.readLen(1)
+		n, err = r.readLen(1, 1, "")
 	case Bin16:
-		n, err = r.readLen(2)
+		n, err = r.readLen(2, 1, "")
 	case Bin32:
-		n, err = r.readLen(4)
+		n, err = r.readLen(4, 1, "")
 	default:
 		return nil, r.typeErr(BinType)
 	}
@@ -385,14 +395,11 @@ func (r *Reader) ReadArrayHeader() (int, error) {
 		n = int(c & 0x0f)
 		r.off++
 	case c == Array16:
-		n, err = r.readLen(2)
+		n, err = r.readLen(2, 1, "elements")
 	case c == Array32:
-		n, err = r.readLen(4)
+		n, err = r.readLen(4, 1, "elements")
 	default:
 		return 0, r.typeErr(ArrayType)
-	}
-	if err == nil && n > r.Len() {
-		err = r.errf(start, "array of %d elements cannot fit in the %d bytes left", n, r.Len())
 	}
 	if err != nil {
 		r.off = start
@@ -415,14 +422,11 @@ func (r *Reader) ReadMapHeader() (int, error) {
 		n = int(c & 0x0f)
 		r.off++
 	case c == Map16:
-		n, err = r.readLen(2)
+		n, err = r.readLen(2, 2, "pairs")
 	case c == Map32:
-		n, err = r.readLen(4)
+		n, err = r.readLen(4, 2, "pairs")
 	default:
 		return 0, r.typeErr(MapType)
-	}
-	if err == nil && 2*n > r.Len() {
-		err = r.errf(start, "map of %d pairs cannot fit in the %d bytes left", n, r.Len())
 	}
 	if err != nil {
 		r.off = start
@@ -450,15 +454,15 @@ func (r *Reader) ReadExt() (typ int8, data []byte, err error) {
 	case Fixext16:
 		n, hdr = 16, 1
 	case Ext8:
-		n, err = r.readLen(1)
+		n, err = r.readLen(1, 1, "")
 		r.off--
 		hdr = 2
 	case Ext16:
-		n, err = r.readLen(2)
+		n, err = r.readLen(2, 1, "")
 		r.off--
 		hdr = 3
 	case Ext32:
-		n, err = r.readLen(4)
+		n, err = r.readLen(4, 1, "")
 		r.off--
 		hdr = 5
 	default:
