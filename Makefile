@@ -1,6 +1,6 @@
 # zerostat — every check CI runs is `make test` (see .ci/run).
 GO       ?= go
-FUZZTIME ?= 10s
+FUZZTIME ?= 8s
 
 .PHONY: test check-fmt vet unit race test-386 fuzz bench-module demo bench-smoke
 
@@ -24,10 +24,14 @@ race:
 
 # 32-bit: atomics alignment and int sizes (as VictoriaMetrics's CI does).
 test-386:
-	GOARCH=386 $(GO) test -count=1 ./internal/... ./tag ./stats ./view
+	GOARCH=386 $(GO) test -count=1 ./internal/... ./tag ./stats ./view ./exporter/...
 
+# Each fuzz target briefly; the seed corpora in testdata/fuzz also run as
+# plain tests in `unit`.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./tag
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/msgpack
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./exporter/wire
 
 bench-module:
 	cd benchmarks && $(GO) test -count=1 ./...

@@ -8,11 +8,16 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/receiver"
+	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -56,14 +61,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 5*time.Second, "how long to record")
-	period := fs.Duration("period", time.Second, "reporting period")
+	period := fs.Duration("period", time.Second, "export period")
 	workers := fs.Int("workers", 2, "recording goroutines")
 	seed := fs.Uint64("seed", 1, "random seed of the simulated traffic")
+	exportTo := fs.String("export-to", "", "URL of a `zerostat receive` to export to (default: an in-process receiver)")
+	format := fs.String("format", "table", "in-process receiver output: table or json")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *duration <= 0 || *period <= 0 || *workers <= 0 {
 		fmt.Fprintln(stderr, "zerostat demo: -duration, -period and -workers must be positive")
+		return 2
+	}
+	pr, err := newPrinter(stdout, *format)
+	if err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
 		return 2
 	}
 	if err := view.Register(demoViews...); err != nil {
@@ -72,12 +84,38 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer view.Unregister(demoViews...)
 
-	table := newTableExporter(stdout)
-	view.SetReportingPeriod(*period)
-	view.RegisterExporter(table)
+	// The receiving end: in-process unless -export-to names one.
+	var last lastSnapshot
+	url := *exportTo
+	if url == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(stderr, "zerostat demo:", err)
+			return 1
+		}
+		srv := &http.Server{Handler: &receiver.Handler{OnPayload: func(p *wire.Payload) {
+			last.add(p)
+			if err := pr.print(p); err != nil {
+				fmt.Fprintln(stderr, "zerostat demo:", err)
+			}
+		}}, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		url = "http://" + ln.Addr().String() + "/"
+	}
+	exp, err := exporter.New(&exporter.HTTPSink{URL: url}, exporter.Options{
+		Interval: *period,
+		Resource: exporter.Resource{ServiceName: "zerostat-demo"},
+		OnError:  func(err error) { fmt.Fprintln(stderr, "zerostat demo: export:", err) },
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
+	exp.Start()
 
-	fmt.Fprintf(stdout, "zerostat demo: %d workers recording for %v, reporting every %v\n", *workers, *duration, *period)
-	ctx, cancel := context.WithTimeout(ctx, *duration)
+	fmt.Fprintf(stdout, "zerostat demo: %d workers recording for %v, exporting every %v to %s\n", *workers, *duration, *period, url)
+	rctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 	var sent atomic.Int64
 	var wg sync.WaitGroup
@@ -85,38 +123,69 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent.Add(generate(ctx, rand.New(rand.NewPCG(*seed, uint64(w)))))
+			sent.Add(generate(rctx, rand.New(rand.NewPCG(*seed, uint64(w)))))
 		}()
 	}
 	wg.Wait()
-	view.UnregisterExporter(table)
-	view.SetReportingPeriod(0)
-	table.flush()
-
-	var final []*view.Data
-	for _, v := range demoViews {
-		rows, err := view.RetrieveData(v.Name)
-		if err != nil {
-			fmt.Fprintln(stderr, "zerostat demo:", err)
-			return 1
-		}
-		final = append(final, &view.Data{View: v, Rows: rows})
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := exp.Stop(sctx); err != nil { // the final snapshot
+		fmt.Fprintln(stderr, "zerostat demo: final export:", err)
+		return 1
 	}
-	fmt.Fprintln(stdout, "\n== final ==")
-	writeTable(stdout, final)
-	got, err := totalRequests()
+
+	counted, err := totalRequests()
 	if err != nil {
 		fmt.Fprintln(stderr, "zerostat demo:", err)
 		return 1
 	}
+	st := exp.Stats()
 	ns, allocs := measureRecord()
-	fmt.Fprintf(stdout, "\nsummary: %d requests sent, %d counted by demo/requests; record cost %.1f ns/op, %d allocs/op\n",
-		sent.Load(), got, ns, allocs)
-	if got != sent.Load() {
-		fmt.Fprintln(stderr, "zerostat demo: the views lost or invented requests")
+	fmt.Fprintf(stdout, "\nsummary: %d requests sent, %d counted by demo/requests", sent.Load(), counted)
+	received := int64(-1)
+	if *exportTo == "" {
+		received = last.requests()
+		fmt.Fprintf(stdout, ", %d in the last snapshot received", received)
+	}
+	fmt.Fprintf(stdout, "\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
+		st.Exports, st.Payloads, st.Bytes, st.Failures, ns, allocs)
+	if counted != sent.Load() || (received >= 0 && received != counted) {
+		fmt.Fprintln(stderr, "zerostat demo: the totals do not match: something was lost or invented")
 		return 1
 	}
 	return 0
+}
+
+// lastSnapshot keeps the payloads of the most recent export cycle.
+type lastSnapshot struct {
+	mu    sync.Mutex
+	parts []*wire.Payload
+}
+
+func (l *lastSnapshot) add(p *wire.Payload) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.parts) > 0 && l.parts[0].Sequence != p.Sequence {
+		l.parts = l.parts[:0]
+	}
+	l.parts = append(l.parts, p)
+}
+
+// requests sums demo/requests over the last cycle's payloads.
+func (l *lastSnapshot) requests() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for _, p := range l.parts {
+		for _, v := range p.Views {
+			if v.Name == "demo/requests" {
+				for _, r := range v.Rows {
+					n += int64(r.Count)
+				}
+			}
+		}
+	}
+	return n
 }
 
 // generate simulates requests until ctx ends and returns how many it made.

@@ -1,0 +1,152 @@
+package receiver_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/receiver"
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/view"
+)
+
+func payload(t *testing.T) []byte {
+	t.Helper()
+	m := stats.Int64("receiver/m", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count()}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(v) })
+	stats.Record(context.Background(), m.M(1))
+	var out []byte
+	e, _ := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		out = bytes.Clone(p.Data)
+		return nil
+	}), exporter.Options{})
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func gz(b []byte) []byte {
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write(b)
+	w.Close()
+	return z.Bytes()
+}
+
+func TestHandler(t *testing.T) {
+	good := payload(t)
+	wrongVersion := bytes.Clone(good)
+	wrongVersion[1] = 2 // [envelope fixarray, version fixint]
+	dangling := bytes.Clone(good)
+	// The string table is last: make it one string shorter by cutting the
+	// final string and lowering the table's count; every index pointing at
+	// the last string now dangles.
+	bomb := gz(make([]byte, 4<<20))
+
+	var stored []*wire.Payload
+	h := &receiver.Handler{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 1 << 20, OnPayload: func(p *wire.Payload) { stored = append(stored, p) }}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		name     string
+		method   string
+		ctype    string
+		encoding string
+		body     []byte
+		status   int
+		want     string
+	}{
+		{"good", "POST", wire.ContentType, "", good, 204, ""},
+		{"good gzip", "POST", wire.ContentType, "gzip", gz(good), 204, ""},
+		{"GET", "GET", "", "", nil, 405, "POST a payload"},
+		{"wrong type", "POST", "text/html", "", good, 415, "Content-Type must be application/msgpack"},
+		{"unknown encoding", "POST", wire.ContentType, "br", good, 415, `unsupported Content-Encoding "br"`},
+		{"truncated", "POST", wire.ContentType, "", good[:len(good)/2], 400, "malformed payload"},
+		{"wrong version", "POST", wire.ContentType, "", wrongVersion, 400, "unsupported version 2"},
+		{"dangling string index", "POST", wire.ContentType, "", dropLastString(t, dangling), 400, "dangling string index"},
+		{"oversized", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes"},
+		{"gzip bomb", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes"},
+		{"bad gzip", "POST", wire.ContentType, "gzip", []byte("not gzip"), 400, "gzip"},
+		{"html in payload is not echoed as html", "POST", wire.ContentType, "", []byte("<script>"), 400, "malformed"},
+	} {
+		stored = nil
+		req, _ := http.NewRequest(tc.method, srv.URL, bytes.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		if tc.encoding != "" {
+			req.Header.Set("Content-Encoding", tc.encoding)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %q; want %d containing %q", tc.name, resp.StatusCode, body, tc.status, tc.want)
+		}
+		if tc.status != 204 {
+			if len(stored) != 0 {
+				t.Errorf("%s: a refused payload was stored", tc.name)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+				t.Errorf("%s: error answered as %q; want text/plain", tc.name, ct)
+			}
+		} else if len(stored) != 1 {
+			t.Errorf("%s: stored %d payloads; want 1", tc.name, len(stored))
+		}
+	}
+}
+
+// dropLastString removes the string table's last entry, leaving the
+// references to it dangling.
+func dropLastString(t *testing.T, b []byte) []byte {
+	t.Helper()
+	p, err := wire.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p
+	// Find the table: the envelope's last element. Walk with the reader.
+	// The table here is small (< 16 strings): a fixarray header byte
+	// followed by fixstr strings.
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i]&0xf0 == 0x90 { // a fixarray header candidate
+			n := int(b[i] & 0x0f)
+			j, ok := i+1, true
+			for k := 0; k < n && ok; k++ {
+				if j >= len(b) || b[j]&0xe0 != 0xa0 {
+					ok = false
+					break
+				}
+				j += 1 + int(b[j]&0x1f)
+			}
+			if ok && j == len(b) && n > 1 {
+				// Cut the last string and decrement the count.
+				last := i + 1
+				for k := 0; k < n-1; k++ {
+					last += 1 + int(b[last]&0x1f)
+				}
+				out := bytes.Clone(b[:last])
+				out[i]--
+				return out
+			}
+		}
+	}
+	t.Fatal("string table not found")
+	return nil
+}

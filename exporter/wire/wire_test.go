@@ -1,0 +1,250 @@
+package wire_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/msgpack"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+// samplePayload exports a small registry and returns the payload.
+func samplePayload(t testing.TB) []byte {
+	t.Helper()
+	k := tag.MustNewKey("k")
+	m := stats.Float64("wire/sample", "Sample", stats.UnitMilliseconds)
+	vs := []*view.View{
+		{Name: "wire/count", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k}},
+		{Name: "wire/dist", Measure: m, Aggregation: view.Distribution(1, 10), TagKeys: []tag.Key{k}},
+		{Name: "wire/last", Measure: m, Aggregation: view.LastValue()},
+		{Name: "wire/sum", Measure: m, Aggregation: view.Sum()},
+	}
+	if err := view.Register(vs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(vs...) })
+	ctx, _ := tag.New(context.Background(), tag.Upsert(k, "a"))
+	for _, v := range []float64{0.5, 5, 50, math.Inf(1)} {
+		stats.Record(ctx, m.M(v))
+	}
+	var out []byte
+	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		out = bytes.Clone(p.Data)
+		return nil
+	}), exporter.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDecodeSample(t *testing.T) {
+	p, err := wire.Decode(samplePayload(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]wire.View{}
+	for _, v := range p.Views {
+		byName[v.Name] = v
+	}
+	d := byName["wire/dist"]
+	if d.Unit != "ms" || d.Description != "Sample" || len(d.Rows) != 1 {
+		t.Fatalf("dist view %+v", d)
+	}
+	r := d.Rows[0]
+	if r.Count != 4 || r.Min != 0.5 || !math.IsInf(r.Max, 1) || len(r.Buckets) != 3 || r.Buckets[2] != 2 || r.Values[0] != "a" {
+		t.Errorf("dist row %+v", r)
+	}
+	if byName["wire/last"].Rows[0].Value != math.Inf(1) || byName["wire/count"].Rows[0].Count != 4 {
+		t.Errorf("last/count rows %+v %+v", byName["wire/last"].Rows, byName["wire/count"].Rows)
+	}
+	if js, err := p.MarshalJSON(); err != nil || !bytes.Contains(js, []byte(`"max":"+Inf"`)) {
+		t.Errorf("JSON %s, %v", js, err)
+	}
+}
+
+// build assembles a payload from parts, for hostile cases.
+func build(version uint64, views func(b []byte) []byte, strs ...string) []byte {
+	b := msgpack.AppendArrayHeader(nil, wire.EnvelopeLen)
+	b = msgpack.AppendUint(b, version)
+	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
+	b = msgpack.AppendTime(b, time.Unix(1, 0))
+	b = msgpack.AppendTime(b, time.Unix(2, 0))
+	b = msgpack.AppendUint(b, 0)
+	b = msgpack.AppendUint(b, 1)
+	b = msgpack.AppendUint(b, 0)
+	b = msgpack.AppendBool(b, true)
+	b = msgpack.AppendArrayHeader(b, 0)
+	b = views(b)
+	b = msgpack.AppendArrayHeader(b, uint32(len(strs)))
+	for _, s := range strs {
+		b = msgpack.AppendString(b, s)
+	}
+	return b
+}
+
+// oneView writes a views array with one Count view of one key and rows.
+func oneView(agg uint64, keyIdx uint64, rows func(b []byte) []byte) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, wire.ViewLen)
+		b = msgpack.AppendUint(b, 1) // name
+		b = msgpack.AppendUint(b, 0)
+		b = msgpack.AppendUint(b, 0)
+		b = msgpack.AppendUint(b, agg)
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendUint(b, keyIdx)
+		b = msgpack.AppendArrayHeader(b, 0)
+		b = msgpack.AppendTime(b, time.Unix(1, 0))
+		return rows(b)
+	}
+}
+
+func countRow(valIdx, count uint64) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, 2)
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendUint(b, valIdx)
+		return msgpack.AppendUint(b, count)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good := build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x")
+	if p, err := wire.Decode(good); err != nil || p.Views[0].Rows[0].Count != 7 || p.Views[0].Rows[0].Values[0] != "x" {
+		t.Fatalf("the well-formed case: %+v, %v", p, err)
+	}
+	sample := samplePayload(t)
+	for _, tc := range []struct {
+		name    string
+		in      []byte
+		version bool
+		want    string
+	}{
+		{"empty", nil, false, "unexpected end"},
+		{"not an array", []byte{0xa1, 'x'}, false, "want array"},
+		{"short envelope", msgpack.AppendArrayHeader(nil, 3), false, "want 5"},
+		{"version 2", build(2, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"), true, "version 2"},
+		{"truncated", sample[:len(sample)/2], false, "at offset"},
+		{"truncated by one", sample[:len(sample)-1], false, "strings"},
+		{"trailing bytes", append(bytes.Clone(sample), 0), false, "1 bytes after the payload"},
+		{"dangling string index", build(1, oneView(1, 2, countRow(9, 7)), "", "v", "k", "x"), false, "dangling string index 9 (the table has 4 strings)"},
+		{"dangling key index", build(1, oneView(1, 200, countRow(3, 7)), "", "v", "k", "x"), false, "views[0].keys: at offset"},
+		{"bad aggregation", build(1, oneView(9, 2, countRow(3, 7)), "", "v", "k", "x"), false, "aggregation 9"},
+		{"negative count", build(1, oneView(1, 2, func(b []byte) []byte {
+			b = msgpack.AppendArrayHeader(b, 1)
+			b = msgpack.AppendArrayHeader(b, 2)
+			b = msgpack.AppendArrayHeader(b, 1)
+			b = msgpack.AppendUint(b, 3)
+			return msgpack.AppendInt(b, -1)
+		}), "", "v", "k", "x"), false, "views[0].rows[0].count"},
+		{"wrong values length", build(1, oneView(1, 2, func(b []byte) []byte {
+			b = msgpack.AppendArrayHeader(b, 1)
+			b = msgpack.AppendArrayHeader(b, 2)
+			b = msgpack.AppendArrayHeader(b, 2)
+			b = msgpack.AppendUint(b, 3)
+			b = msgpack.AppendUint(b, 3)
+			return msgpack.AppendUint(b, 1)
+		}), "", "v", "k", "x"), false, "views[0].rows[0].values: at offset"},
+		{"huge rows count", build(1, oneView(1, 2, func(b []byte) []byte {
+			return append(b, msgpack.Array32, 0x7f, 0xff, 0xff, 0xff)
+		}), "", "v", "k", "x"), false, "views"},
+	} {
+		p, err := wire.Decode(tc.in)
+		if err == nil || p != nil {
+			t.Errorf("%s: decoded %+v; want an error", tc.name, p)
+			continue
+		}
+		wantIs := wire.ErrMalformed
+		if tc.version {
+			wantIs = wire.ErrVersion
+		}
+		if !errors.Is(err, wantIs) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %q; want %v containing %q", tc.name, err, wantIs, tc.want)
+		}
+	}
+}
+
+func TestDistributionBucketsMustAddUp(t *testing.T) {
+	b := build(1, func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, wire.ViewLen)
+		b = msgpack.AppendUint(b, 1)
+		b = msgpack.AppendUint(b, 0)
+		b = msgpack.AppendUint(b, 0)
+		b = msgpack.AppendUint(b, uint64(wire.Distribution))
+		b = msgpack.AppendArrayHeader(b, 0)
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendFloat(b, 10)
+		b = msgpack.AppendTime(b, time.Unix(1, 0))
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, 7)
+		b = msgpack.AppendArrayHeader(b, 0)
+		b = msgpack.AppendUint(b, 5) // count 5
+		for range 4 {
+			b = msgpack.AppendFloat(b, 1)
+		}
+		b = msgpack.AppendArrayHeader(b, 2)
+		b = msgpack.AppendUint(b, 1)
+		return msgpack.AppendUint(b, 1) // buckets add up to 2
+	}, "", "d")
+	if _, err := wire.Decode(b); err == nil || !strings.Contains(err.Error(), "bucket counts add up to 2; count is 5") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestGunzipCap(t *testing.T) {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(make([]byte, 10<<20)) // 10 MiB of zeros: ~10 KiB compressed
+	zw.Close()
+	if _, err := wire.Gunzip(z.Bytes(), 1<<20); !errors.Is(err, wire.ErrTooLarge) {
+		t.Errorf("gzip bomb: %v; want ErrTooLarge", err)
+	}
+	if b, err := wire.Gunzip(z.Bytes(), 10<<20); err != nil || len(b) != 10<<20 {
+		t.Errorf("within the cap: %d bytes, %v", len(b), err)
+	}
+	if _, err := wire.Gunzip([]byte{0x1f, 0x8b, 1, 2}, 100); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("bad gzip: %v; want ErrMalformed", err)
+	}
+}
+
+func TestReadFrameErrors(t *testing.T) {
+	if _, err := wire.ReadFrame(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff}), nil, 1<<20); !errors.Is(err, wire.ErrTooLarge) {
+		t.Errorf("huge frame: %v", err)
+	}
+	if _, err := wire.ReadFrame(bytes.NewReader([]byte{0, 0, 0, 5, 1}), nil, 1<<20); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("cut frame: %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(samplePayload(f))
+	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := wire.Decode(b)
+		if err != nil {
+			if p != nil {
+				t.Fatal("a payload and an error")
+			}
+			return
+		}
+		if _, err := p.MarshalJSON(); err != nil {
+			t.Fatalf("a decoded payload does not render: %v", err)
+		}
+	})
+}
