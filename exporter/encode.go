@@ -65,6 +65,10 @@ type rowValues struct {
 	value              float64
 }
 
+// distPrevFixed is the number of words a distribution's delta state keeps
+// before its bucket counts: count, mean, m2, sum.
+const distPrevFixed = 4
+
 // viewState is what delta temporality remembers of a view between
 // exports: per series (indexed by core.Series.ID) the raw values last
 // exported.
@@ -255,12 +259,13 @@ func (e *encoder) read(kind core.Kind, s *core.Series, st *viewState, rv *rowVal
 	}
 	st2 := s.ReadDist(e.buckets)
 	if prev != nil {
-		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]), M2: math.Float64frombits(prev[2])}
-		prev[0], prev[1], prev[2] = uint64(st2.Count), math.Float64bits(st2.Mean), math.Float64bits(st2.M2)
+		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
+			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
+		prev[0], prev[1], prev[2], prev[3] = uint64(st2.Count), math.Float64bits(st2.Mean), math.Float64bits(st2.M2), math.Float64bits(st2.Sum)
 		for i := range e.buckets {
 			c := e.buckets[i]
-			e.buckets[i] -= int64(prev[3+i])
-			prev[3+i] = uint64(c)
+			e.buckets[i] -= int64(prev[distPrevFixed+i])
+			prev[distPrevFixed+i] = uint64(c)
 		}
 		st2 = core.Sub(st2, before)
 		if st2.Count == 0 {
@@ -268,7 +273,7 @@ func (e *encoder) read(kind core.Kind, s *core.Series, st *viewState, rv *rowVal
 		}
 	}
 	rv.count = uint64(st2.Count)
-	rv.sum = st2.Mean * float64(st2.Count)
+	rv.sum = st2.Sum
 	rv.min, rv.max, rv.ssd = st2.Min, st2.Max, st2.M2
 	return true
 }
@@ -303,7 +308,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			if st == nil {
 				st = &viewState{stride: 1}
 				if kind == core.KindDistribution {
-					st.stride = 3 + len(a.Bounds()) + 1
+					st.stride = distPrevFixed + len(a.Bounds()) + 1
 				}
 				e.state[a] = st
 			}

@@ -63,6 +63,7 @@ type DistributionData struct {
 	Start           time.Time
 
 	bounds []float64
+	sum    float64
 }
 
 func (a *DistributionData) isAggregationData() bool { return true }
@@ -70,8 +71,15 @@ func (a *DistributionData) isAggregationData() bool { return true }
 // StartTime returns when the row was first recorded.
 func (a *DistributionData) StartTime() time.Time { return a.Start }
 
-// Sum returns the sum of the values, Mean × Count.
-func (a *DistributionData) Sum() float64 { return a.Mean * float64(a.Count) }
+// Sum returns the sum of the values. zerostat keeps it exactly (a running
+// sum); OpenCensus returns Mean × Count, which can differ in the last bits.
+// For data built by hand (no running sum), it is Mean × Count.
+func (a *DistributionData) Sum() float64 {
+	if a.sum == 0 {
+		return a.Mean * float64(a.Count)
+	}
+	return a.sum
+}
 
 // Bounds returns the bucket bounds. The caller must not modify them.
 func (a *DistributionData) Bounds() []float64 { return a.bounds }

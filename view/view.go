@@ -322,7 +322,7 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		bounds:         r.bounds,
 	}
 	st := s.ReadDist(d.CountPerBucket)
-	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev = st.Count, st.Min, st.Max, st.Mean, st.M2
+	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum
 	return d
 }
 

@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
-	"unsafe"
 )
 
 // distCell is one cell of a distribution. Its statistics are OpenCensus's
@@ -19,11 +18,10 @@ import (
 // that stripes the series.
 type distCell struct {
 	distFields
-	// Pad to 128 bytes whatever the word size. The fields take at most 72
-	// bytes, so the fields of neighbouring cells are at least 56 bytes
-	// apart and never share a 64-byte cache line, however the allocator
-	// aligns the array.
-	_ [128 - unsafe.Sizeof(distFields{})]byte
+	// 56 bytes of padding: with 8-byte alignment, the last byte of a
+	// cell's fields and the first of its neighbour's are then never in one
+	// 64-byte cache line, however the allocator aligns the array.
+	_ [56]byte
 }
 
 type distFields struct {
@@ -31,6 +29,7 @@ type distFields struct {
 	count   int64
 	mean    float64
 	m2      float64
+	sum     float64 // exact running sum (OpenCensus derives Mean×Count)
 	min     float64
 	max     float64
 	buckets []int64
@@ -76,6 +75,7 @@ func (c *distCell) add(bounds []float64, v float64) (contended bool) {
 		c.max = v
 	}
 	c.count++
+	c.sum += v
 	c.buckets[i]++
 	if c.count == 1 {
 		c.mean = v
@@ -119,6 +119,7 @@ func bucketIndex(bounds []float64, v float64) int {
 type DistStats struct {
 	Count    int64
 	Mean, M2 float64
+	Sum      float64
 	Min, Max float64
 }
 
@@ -138,6 +139,7 @@ func Merge(a, b DistStats) DistStats {
 		Count: n,
 		Mean:  a.Mean + d*fb/fn,
 		M2:    a.M2 + b.M2 + d*d*fa*fb/fn,
+		Sum:   a.Sum + b.Sum,
 		Min:   math.Min(a.Min, b.Min),
 		Max:   math.Max(a.Max, b.Max),
 	}
@@ -161,13 +163,13 @@ func Sub(total, prefix DistStats) DistStats {
 	if m2 < 0 || math.IsNaN(m2) && !math.IsNaN(total.M2) {
 		m2 = 0 // rounding; the true value is never negative
 	}
-	return DistStats{Count: nb, Mean: mean, M2: m2, Min: total.Min, Max: total.Max}
+	return DistStats{Count: nb, Mean: mean, M2: m2, Sum: total.Sum - prefix.Sum, Min: total.Min, Max: total.Max}
 }
 
 // read copies the cell's statistics and adds its buckets to buckets.
 func (c *distCell) read(buckets []int64) DistStats {
 	c.lockCell()
-	st := DistStats{Count: c.count, Mean: c.mean, M2: c.m2, Min: c.min, Max: c.max}
+	st := DistStats{Count: c.count, Mean: c.mean, M2: c.m2, Sum: c.sum, Min: c.min, Max: c.max}
 	for i, b := range c.buckets {
 		buckets[i] += b
 	}
