@@ -2,12 +2,20 @@
 GO       ?= go
 FUZZTIME ?= 8s
 
-.PHONY: test check-fmt vet unit race test-386 fuzz bench-module demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module demo bench-smoke
 
-## test: everything CI runs: format, vet, unit tests, race tests, a 386
-## pass, short fuzzing, and the benchmarks module's tests.
-test: check-fmt vet unit race test-386 fuzz bench-module
+# When the cross-language decoders are installed, their test must run (not
+# skip).
+CROSSLANG = ZEROSTAT_REQUIRE_CROSSLANG=$$(scripts/test-deps.sh --check)
+
+## test: everything CI runs: test dependencies, format, vet, unit tests,
+## race tests, a 386 pass, short fuzzing, and the benchmarks module's tests.
+test: deps check-fmt vet unit race test-386 fuzz bench-module
 	@echo "make test: all checks passed"
+
+## deps: install Debian packages the tests use (python3-msgpack, ruby-msgpack).
+deps:
+	@scripts/test-deps.sh
 
 check-fmt:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -17,10 +25,10 @@ vet:
 	cd benchmarks && $(GO) vet ./...
 
 unit:
-	$(GO) test -count=1 ./...
+	$(CROSSLANG) $(GO) test -count=1 ./...
 
 race:
-	$(GO) test -race -count=1 ./...
+	$(CROSSLANG) $(GO) test -race -count=1 ./...
 
 # 32-bit: atomics alignment and int sizes (as VictoriaMetrics's CI does).
 test-386:

@@ -1,0 +1,198 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/view"
+)
+
+// crossRow is a row as the Python and Ruby decoders print it.
+type crossRow struct {
+	Tags     map[string]string `json:"tags"`
+	Count    *uint64           `json:"count"`
+	Sum      *float64          `json:"sum"`
+	Value    *float64          `json:"value"`
+	Min      *float64          `json:"min"`
+	Max      *float64          `json:"max"`
+	SumSqDev *float64          `json:"sum_sq_dev"`
+	Buckets  []uint64          `json:"buckets"`
+}
+
+type crossOut struct {
+	Sequence int               `json:"sequence"`
+	Parts    int               `json:"parts"`
+	Start    string            `json:"start"`
+	End      string            `json:"end"`
+	Resource map[string]string `json:"resource"`
+	Views    map[string]struct {
+		Unit        string     `json:"unit"`
+		Aggregation int        `json:"aggregation"`
+		Keys        []string   `json:"keys"`
+		Bounds      []float64  `json:"bounds"`
+		Rows        []crossRow `json:"rows"`
+	} `json:"views"`
+}
+
+// TestCrossLanguageDecode exports a registry as a stream of frames split
+// by the size cap, then decodes it with Python's and Ruby's stock msgpack
+// (scripts that follow docs/wire-format.md only) and compares their totals
+// with view.RetrieveData, row by row.
+//
+// The interpreters come from Debian (python3-msgpack, ruby-msgpack), which
+// `make test` installs (scripts/test-deps.sh). Without them the test skips,
+// saying so; with ZEROSTAT_REQUIRE_CROSSLANG=1 it fails instead.
+func TestCrossLanguageDecode(t *testing.T) {
+	f := newFixture(t, 60)
+	f.record(t, 60, 2)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "frames.bin")
+	var buf bytes.Buffer
+	e, err := New(&WriterSink{W: &buf}, Options{MaxPayloadBytes: 2048, Compression: Gzip,
+		Resource: Resource{ServiceName: "crosslang", Host: "h", PID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The Go reader's view of the same bytes, for the timestamps.
+	fr, err := wire.ReadFrame(bytes.NewReader(buf.Bytes()), nil, wire.MaxFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := wire.Gunzip(fr, 1<<20)
+	goP, err := wire.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct{ lang, interp, check, script string }{
+		{"python", "/usr/bin/python3", "import msgpack", "decode.py"},
+		{"ruby", "ruby", `require "msgpack"`, "decode.rb"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			flag := "-c"
+			if tc.lang == "ruby" {
+				flag = "-e"
+			}
+			if out, err := exec.Command(tc.interp, flag, tc.check).CombinedOutput(); err != nil {
+				msg := fmt.Sprintf("%s with msgpack is not available (%v: %s); run scripts/test-deps.sh", tc.lang, err, strings.TrimSpace(string(out)))
+				if os.Getenv("ZEROSTAT_REQUIRE_CROSSLANG") == "1" {
+					t.Fatal(msg)
+				}
+				t.Skip("SKIPPED: " + msg)
+			}
+			cmd := exec.Command(tc.interp, filepath.Join("testdata", "crosslang", tc.script), path)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s decoder: %v\n%s", tc.lang, err, stderr.String())
+			}
+			var got crossOut
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%s output: %v\n%s", tc.lang, err, out)
+			}
+			if got.Parts < 2 {
+				t.Errorf("%s saw %d parts; the cap should have split the snapshot", tc.lang, got.Parts)
+			}
+			if got.Resource["service.name"] != "crosslang" || got.Resource["process.pid"] != "1" {
+				t.Errorf("%s resource %v", tc.lang, got.Resource)
+			}
+			if !sameInstant(t, got.Start, goP.Start.Format("2006-01-02T15:04:05.000000000Z07:00")) {
+				t.Errorf("%s start %s; Go decoded %v", tc.lang, got.Start, goP.Start)
+			}
+			compareCross(t, tc.lang, f, &got)
+		})
+	}
+}
+
+func sameInstant(t *testing.T, a, b string) bool {
+	// Python prints microseconds, Ruby nanoseconds: compare to the
+	// microsecond.
+	norm := func(s string) string {
+		s = strings.Replace(s, "+00:00", "Z", 1)
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			j := strings.IndexAny(s[i:], "Z+-")
+			frac := s[i+1 : i+j]
+			for len(frac) < 6 {
+				frac += "0"
+			}
+			s = s[:i+1] + frac[:6] + "Z"
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
+
+func compareCross(t *testing.T, lang string, f *fixture, got *crossOut) {
+	t.Helper()
+	for _, name := range f.names {
+		want, _ := view.RetrieveData(name)
+		gv, ok := got.Views[name]
+		if !ok {
+			t.Errorf("%s: view %s missing", lang, name)
+			continue
+		}
+		if len(gv.Rows) != len(want) {
+			t.Errorf("%s %s: %d rows; want %d", lang, name, len(gv.Rows), len(want))
+		}
+		byTags := map[string]crossRow{}
+		for _, r := range gv.Rows {
+			byTags[tagKey(r.Tags)] = r
+		}
+		for _, w := range want {
+			tags := map[string]string{}
+			for _, tg := range w.Tags {
+				tags[tg.Key.Name()] = tg.Value
+			}
+			g, ok := byTags[tagKey(tags)]
+			if !ok {
+				t.Errorf("%s %s: row %v missing", lang, name, tags)
+				continue
+			}
+			switch d := w.Data.(type) {
+			case *view.CountData:
+				if g.Count == nil || *g.Count != uint64(d.Value) {
+					t.Errorf("%s %s %v: count %v; want %d", lang, name, tags, g.Count, d.Value)
+				}
+			case *view.SumData:
+				if g.Sum == nil || !near(*g.Sum, d.Value) {
+					t.Errorf("%s %s %v: sum %v; want %v", lang, name, tags, g.Sum, d.Value)
+				}
+			case *view.LastValueData:
+				if g.Value == nil || *g.Value != d.Value {
+					t.Errorf("%s %s %v: value %v; want %v", lang, name, tags, g.Value, d.Value)
+				}
+			case *view.DistributionData:
+				if g.Count == nil || *g.Count != uint64(d.Count) || !near(*g.Sum, d.Sum()) ||
+					*g.Min != d.Min || *g.Max != d.Max || !near(*g.SumSqDev, d.SumOfSquaredDev) ||
+					fmt.Sprint(g.Buckets) != fmt.Sprint(d.CountPerBucket) {
+					t.Errorf("%s %s %v: got %+v; want %+v", lang, name, tags, g, d)
+				}
+			}
+		}
+	}
+}
+
+func tagKey(m map[string]string) string {
+	var ks []string
+	for k, v := range m {
+		ks = append(ks, k+"="+v)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ",")
+}

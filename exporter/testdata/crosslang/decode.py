@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Decode zerostat payloads with stock msgpack, following docs/wire-format.md only.
+
+Usage: decode.py FILE   (one payload, or frames: 4-byte big-endian length + payload)
+Prints one JSON object: the merged views of the last export cycle in FILE.
+"""
+import gzip
+import json
+import struct
+import sys
+
+import msgpack
+
+
+def payloads(data):
+    if data[:1] == b"\x95" or data[:2] == b"\x1f\x8b":
+        yield data
+        return
+    i = 0
+    while i < len(data):
+        (n,) = struct.unpack(">I", data[i:i + 4])
+        yield data[i + 4:i + 4 + n]
+        i += 4 + n
+
+
+def decode(raw):
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    p = msgpack.unpackb(raw, raw=False, timestamp=3, strict_map_key=False)
+    assert isinstance(p, list) and len(p) == 5, "payload is not a 5-element array"
+    version, header, resource, views, strings = p
+    assert version == 1, "unsupported version %r" % version
+    s = lambda i: strings[i]
+    start, end, temporality, sequence, part, last = header
+    out = {
+        "sequence": sequence, "part": part, "last": last, "temporality": temporality,
+        "start": start.isoformat(), "end": end.isoformat(),
+        "resource": {s(k): s(v) for k, v in resource}, "views": {},
+    }
+    for name, desc, unit, agg, keys, bounds, vstart, rows in views:
+        v = out["views"].setdefault(s(name), {
+            "description": s(desc), "unit": s(unit), "aggregation": agg,
+            "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
+        for row in rows:
+            assert len(row[0]) == len(keys)
+            r = {"tags": {s(k): s(val) for k, val in zip(keys, row[0]) if val != 0}}
+            if agg == 1:
+                r["count"] = row[1]
+            elif agg == 2:
+                r["sum"] = row[1]
+            elif agg == 4:
+                r["value"] = row[1]
+            elif agg == 3:
+                count, total, mn, mx, ssd, buckets = row[1:]
+                assert len(buckets) == len(bounds) + 1 and sum(buckets) == count
+                r.update(count=count, sum=total, min=mn, max=mx, sum_sq_dev=ssd, buckets=buckets)
+            v["rows"].append(r)
+    return out
+
+
+def main():
+    data = open(sys.argv[1], "rb").read()
+    merged = None
+    for raw in payloads(data):
+        p = decode(raw)
+        if merged is None or p["sequence"] != merged["sequence"]:
+            merged = dict(p, parts=0, views={})
+        merged["parts"] += 1
+        for name, v in p["views"].items():
+            m = merged["views"].setdefault(name, dict(v, rows=[]))
+            m["rows"].extend(v["rows"])
+    json.dump(merged, sys.stdout, sort_keys=True)
+
+
+main()

@@ -1,0 +1,68 @@
+#!/usr/bin/ruby
+# Decode zerostat payloads with stock msgpack, following docs/wire-format.md only.
+# Usage: decode.rb FILE   (one payload, or frames: 4-byte big-endian length + payload)
+# Prints one JSON object: the merged views of the last export cycle in FILE.
+require "json"
+require "msgpack"
+require "time"
+require "zlib"
+require "stringio"
+
+FACTORY = MessagePack::Factory.new
+FACTORY.register_type(-1, Time, packer: MessagePack::Time::Packer, unpacker: MessagePack::Time::Unpacker)
+
+def payloads(data)
+  return [data] if data.getbyte(0) == 0x95 || data.byteslice(0, 2) == "\x1f\x8b".b
+  out = []
+  i = 0
+  while i < data.bytesize
+    n = data.byteslice(i, 4).unpack1("N")
+    out << data.byteslice(i + 4, n)
+    i += 4 + n
+  end
+  out
+end
+
+def decode(raw)
+  raw = Zlib::GzipReader.new(StringIO.new(raw)).read if raw.byteslice(0, 2) == "\x1f\x8b".b
+  p = FACTORY.unpacker.feed(raw).read
+  raise "payload is not a 5-element array" unless p.is_a?(Array) && p.size == 5
+  version, header, resource, views, strings = p
+  raise "unsupported version #{version}" unless version == 1
+  start, finish, temporality, sequence, part, last = header
+  out = { "sequence" => sequence, "part" => part, "last" => last, "temporality" => temporality,
+          "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
+          "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
+  views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows|
+    v = (out["views"][strings[name]] ||= { "description" => strings[desc], "unit" => strings[unit],
+                                           "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
+                                           "bounds" => bounds, "rows" => [] })
+    rows.each do |row|
+      raise "values do not match keys" unless row[0].size == keys.size
+      r = { "tags" => keys.zip(row[0]).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
+      case agg
+      when 1 then r["count"] = row[1]
+      when 2 then r["sum"] = row[1]
+      when 4 then r["value"] = row[1]
+      when 3
+        count, total, mn, mx, ssd, buckets = row[1..]
+        raise "bad buckets" unless buckets.size == bounds.size + 1 && buckets.sum == count
+        r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "sum_sq_dev" => ssd, "buckets" => buckets)
+      end
+      v["rows"] << r
+    end
+  end
+  out
+end
+
+merged = nil
+payloads(File.binread(ARGV[0])).each do |raw|
+  p = decode(raw)
+  merged = p.merge("parts" => 0, "views" => {}) if merged.nil? || p["sequence"] != merged["sequence"]
+  merged["parts"] += 1
+  p["views"].each do |name, v|
+    m = (merged["views"][name] ||= v.merge("rows" => []))
+    m["rows"].concat(v["rows"])
+  end
+end
+puts JSON.generate(merged)
