@@ -32,8 +32,8 @@ type Series struct {
 // or distribution cells, each on cache lines of its own.
 type stripes struct {
 	mask  int
-	words []atomic.Uint64 // P cells, wordsPerLine apart
-	dists []distCell      // P cells
+	words []atomic.Uint64 // Count, Sum: P cells, wordsPerLine apart
+	dists []distCell      // Distribution: P cells
 }
 
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
@@ -83,11 +83,11 @@ func (a *Aggregator) NextID() uint32 {
 func (s *Series) add(v float64) {
 	if st := s.stripes.Load(); st != nil {
 		p := procID() & st.mask
-		var d *distCell
 		if st.dists != nil {
-			d = &st.dists[p]
+			st.dists[p].add(s.agg.bounds, v)
+			return
 		}
-		s.addTo(&st.words[p*wordsPerLine], d, v)
+		s.addTo(&st.words[p*wordsPerLine], nil, v)
 		return
 	}
 	if s.addTo(&s.word, s.dist, v) {
@@ -137,7 +137,6 @@ func (s *Series) inflate() {
 	st := &stripes{mask: n - 1}
 	if s.agg.kind == KindDistribution {
 		st.dists = newDistCells(n, len(s.agg.bounds)+1)
-		st.words = make([]atomic.Uint64, n*wordsPerLine) // unused; keeps add branch-free
 	} else {
 		words := make([]atomic.Uint64, (n+1)*wordsPerLine)
 		off := alignOffset(words)
