@@ -193,14 +193,12 @@ func (e *encoder) beginView(v *core.View) int {
 }
 
 func (e *encoder) appendRow(kind core.Kind, s *core.Series, rv *rowValues) {
-	b := msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind))))
 	vids := s.ValueIDs()
-	b = msgpack.AppendArrayHeader(b, uint32(len(vids)))
-	e.buf = b
+	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
 	}
-	b = e.buf
+	b := e.buf
 	switch kind {
 	case core.KindCount:
 		b = msgpack.AppendUint(b, rv.count)

@@ -252,7 +252,8 @@ func (e *Exporter) Export(ctx context.Context) error {
 	e.oversized.Store(uint64(e.enc.oversized))
 	if err != nil {
 		e.failures.Add(1)
-		e.lastErr.Store(&err)
+		stored := err // a copy, so err itself does not escape on success
+		e.lastErr.Store(&stored)
 		return err
 	}
 	e.lastSuccess.Store(now.UnixNano())
@@ -272,8 +273,13 @@ func (e *Exporter) send(ctx context.Context, data []byte, last bool) error {
 		}
 		p.Data, p.Encoding = e.zbuf.Bytes(), "gzip"
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
+	// A context of its own only when ctx's deadline is later than the
+	// send timeout: creating one allocates.
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.opts.Timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+		defer cancel()
+	}
 	if err := e.sink.Send(ctx, p); err != nil {
 		return fmt.Errorf("exporter: sending payload %d.%d (%d bytes): %w", p.Sequence, p.Part, len(p.Data), err)
 	}

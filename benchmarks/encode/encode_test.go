@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/tinylib/msgp/msgp"
 	vm "github.com/vmihailenco/msgpack/v5"
@@ -104,7 +105,10 @@ func setupZerostat(tb testing.TB, f *fixture) func() []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx := context.Background()
+	// A deadline sooner than the send timeout: Export then needs no
+	// context of its own per send (creating one allocates).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	tb.Cleanup(cancel)
 	return func() []byte {
 		if err := ex.Export(ctx); err != nil {
 			tb.Fatalf("Export: %v", err)

@@ -273,7 +273,7 @@ func newExporter(res exporter.Resource, fn func(p exporter.Payload)) (*exporter.
 		fn(p)
 		return nil
 	})
-	return exporter.New(sink, exporter.Options{MaxPayloadBytes: 64 << 20, Resource: res})
+	return exporter.New(sink, exporter.Options{MaxPayloadBytes: 64 << 20, Resource: res, Timeout: 2 * time.Hour})
 }
 
 // checkWire checks a decoded payload holds exactly the 10,000 recorded

@@ -126,12 +126,11 @@ func (p *packer) encode() []byte {
 		}
 		b = msgpack.AppendTime(b, v.Start)
 		b = msgpack.AppendArrayHeader(b, uint32(len(v.Rows)))
-		rowLen := uint32(wire.RowLen(agg))
 		nk := len(pv.keys)
+		rowLen := uint32(wire.RowLen(agg, nk))
 		for ri := range v.Rows {
 			r := &v.Rows[ri]
 			b = msgpack.AppendArrayHeader(b, rowLen)
-			b = msgpack.AppendArrayHeader(b, uint32(nk))
 			for _, sid := range pv.values[ri*nk : ri*nk+nk] {
 				b = p.str(b, sid)
 			}

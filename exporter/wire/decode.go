@@ -265,13 +265,10 @@ func (d *decoder) view(v *View, path string) error {
 
 func (d *decoder) row(v *View, r *Row, path string) error {
 	d.path = path
-	if err := d.array(RowLen(v.Aggregation)); err != nil {
+	if err := d.array(RowLen(v.Aggregation, len(v.Keys))); err != nil {
 		return err
 	}
 	d.path = path + ".values"
-	if err := d.array(len(v.Keys)); err != nil {
-		return err
-	}
 	r.Values = make([]string, len(v.Keys))
 	var err error
 	for i := range r.Values {

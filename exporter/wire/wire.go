@@ -123,12 +123,13 @@ const (
 	AttrLen     = 2 // [key, value]
 )
 
-// RowLen returns the length of a row array for an aggregation.
-func RowLen(a Aggregation) int {
+// RowLen returns the length of a row array for an aggregation over nKeys
+// tag keys: the values, one per key, then the data.
+func RowLen(a Aggregation, nKeys int) int {
 	if a == Distribution {
-		return 7 // [values, count, sum, min, max, sum_sq_dev, buckets]
+		return nKeys + 6 // values..., count, sum, min, max, sum_sq_dev, buckets
 	}
-	return 2 // [values, count | sum | value]
+	return nKeys + 1 // values..., count | sum | value
 }
 
 // ErrMalformed is wrapped by every decoding error; ErrVersion by the error

@@ -115,9 +115,8 @@ func oneView(agg uint64, keyIdx uint64, rows func(b []byte) []byte) func([]byte)
 
 func countRow(valIdx, count uint64) func([]byte) []byte {
 	return func(b []byte) []byte {
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, 2)
-		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, 1) // rows
+		b = msgpack.AppendArrayHeader(b, 2) // [value, count]
 		b = msgpack.AppendUint(b, valIdx)
 		return msgpack.AppendUint(b, count)
 	}
@@ -148,18 +147,16 @@ func TestDecodeErrors(t *testing.T) {
 		{"negative count", build(1, oneView(1, 2, func(b []byte) []byte {
 			b = msgpack.AppendArrayHeader(b, 1)
 			b = msgpack.AppendArrayHeader(b, 2)
-			b = msgpack.AppendArrayHeader(b, 1)
 			b = msgpack.AppendUint(b, 3)
 			return msgpack.AppendInt(b, -1)
 		}), "", "v", "k", "x"), false, "views[0].rows[0].count"},
-		{"wrong values length", build(1, oneView(1, 2, func(b []byte) []byte {
+		{"wrong row length", build(1, oneView(1, 2, func(b []byte) []byte {
 			b = msgpack.AppendArrayHeader(b, 1)
-			b = msgpack.AppendArrayHeader(b, 2)
-			b = msgpack.AppendArrayHeader(b, 2)
+			b = msgpack.AppendArrayHeader(b, 3)
 			b = msgpack.AppendUint(b, 3)
 			b = msgpack.AppendUint(b, 3)
 			return msgpack.AppendUint(b, 1)
-		}), "", "v", "k", "x"), false, "views[0].rows[0].values: at offset"},
+		}), "", "v", "k", "x"), false, "views[0].rows[0]: at offset"},
 		{"huge rows count", build(1, oneView(1, 2, func(b []byte) []byte {
 			return append(b, msgpack.Array32, 0x7f, 0xff, 0xff, 0xff)
 		}), "", "v", "k", "x"), false, "views"},
@@ -192,9 +189,8 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 		b = msgpack.AppendFloat(b, 10)
 		b = msgpack.AppendTime(b, time.Unix(1, 0))
 		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, 7)
-		b = msgpack.AppendArrayHeader(b, 0)
-		b = msgpack.AppendUint(b, 5) // count 5
+		b = msgpack.AppendArrayHeader(b, 6) // no keys: count, sum, min, max, ssd, buckets
+		b = msgpack.AppendUint(b, 5)        // count 5
 		for range 4 {
 			b = msgpack.AppendFloat(b, 1)
 		}

@@ -4,58 +4,65 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
-// distCell is one cell of a distribution. Its statistics are OpenCensus's
-// (stats/view/aggregation_data.go): count, min, max, and the running mean
-// and sum of squared deviations of Welford's online algorithm
+// distCell is one cell of a distribution: its fields and bucket counts in
+// one contiguous run of words (one allocation, few cache lines to read).
+// Its statistics are OpenCensus's (stats/view/aggregation_data.go): count,
+// min, max, and the running mean and sum of squared deviations of Welford's
+// online algorithm
 // (https://en.wikipedia.org/wiki/Algorithms_for_calculating_variance#Welford's_online_algorithm),
 // so that a series recorded from one goroutine gives the same bits as
-// OpenCensus. Welford's update changes count, mean and m2 together, so the
-// cell has a lock bit: a record takes it with one compare-and-swap and
-// releases it with one store, and a reader takes it just long enough to
-// copy the cell. A failed first compare-and-swap is the contention signal
-// that stripes the series.
-type distCell struct {
-	distFields
-	// 56 bytes of padding: with 8-byte alignment, the last byte of a
-	// cell's fields and the first of its neighbour's are then never in one
+// OpenCensus; plus an exact running sum. Welford's update changes count,
+// mean and m2 together, so the cell has a lock bit (in word dLock): a
+// record takes it with one compare-and-swap and releases it with one store,
+// and a reader takes it just long enough to copy the cell. A failed first
+// compare-and-swap is the contention signal that stripes the series.
+type distCell []uint64
+
+// Word offsets in a distCell. Floats are stored as their bits.
+const (
+	dLock    = 0 // the low 32 bits, used as an atomic.Uint32
+	dCount   = 1
+	dMean    = 2
+	dM2      = 3
+	dSum     = 4
+	dMin     = 5
+	dMax     = 6
+	dBuckets = 7 // len(bounds)+1 counts follow
+
+	// dPad words separate neighbouring cells: with 8-byte alignment, the
+	// last word of a cell and the first of the next are then never in one
 	// 64-byte cache line, however the allocator aligns the array.
-	_ [56]byte
-}
+	dPad = 7
+)
 
-type distFields struct {
-	lock    atomic.Uint32
-	count   int64
-	mean    float64
-	m2      float64
-	sum     float64 // exact running sum (OpenCensus derives Mean×Count)
-	min     float64
-	max     float64
-	buckets []int64
-}
-
-// newDistCells returns n cells of nb buckets, the bucket arrays of each on
-// their own cache lines.
+// newDistCells returns n cells of nb buckets in one allocation.
 func newDistCells(n, nb int) []distCell {
+	size := dBuckets + nb
+	stride := size + dPad
+	words := make([]uint64, n*stride)
 	cells := make([]distCell, n)
-	stride := (nb + wordsPerLine - 1) / wordsPerLine * wordsPerLine
-	buckets := make([]int64, (n+1)*stride)
-	off := alignOffset(buckets)
 	for i := range cells {
-		c := &cells[i]
-		c.min, c.max = math.Inf(1), math.Inf(-1)
-		b := off + i*stride
-		c.buckets = buckets[b : b+nb : b+nb]
+		c := distCell(words[i*stride : i*stride+size : i*stride+size])
+		c[dMin] = math.Float64bits(math.Inf(1))
+		c[dMax] = math.Float64bits(math.Inf(-1))
+		cells[i] = c
 	}
 	return cells
 }
 
-func (c *distCell) lockCell() (contended bool) {
-	if c.lock.CompareAndSwap(0, 1) {
+func (c distCell) lockWord() *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&c[dLock]))
+}
+
+func (c distCell) lock() (contended bool) {
+	l := c.lockWord()
+	if l.CompareAndSwap(0, 1) {
 		return false
 	}
-	for spins := 0; !c.lock.CompareAndSwap(0, 1); spins++ {
+	for spins := 0; !l.CompareAndSwap(0, 1); spins++ {
 		if spins > 30 {
 			runtime.Gosched() // the holder may have been preempted
 		}
@@ -63,28 +70,32 @@ func (c *distCell) lockCell() (contended bool) {
 	return true
 }
 
+func (c distCell) unlock() { c.lockWord().Store(0) }
+
 // add records v as OpenCensus's DistributionData.addSample does and
 // reports whether the cell was contended.
-func (c *distCell) add(bounds []float64, v float64) (contended bool) {
+func (c distCell) add(bounds []float64, v float64) (contended bool) {
 	i := bucketIndex(bounds, v)
-	contended = c.lockCell()
-	if v < c.min {
-		c.min = v
+	contended = c.lock()
+	if v < math.Float64frombits(c[dMin]) {
+		c[dMin] = math.Float64bits(v)
 	}
-	if v > c.max {
-		c.max = v
+	if v > math.Float64frombits(c[dMax]) {
+		c[dMax] = math.Float64bits(v)
 	}
-	c.count++
-	c.sum += v
-	c.buckets[i]++
-	if c.count == 1 {
-		c.mean = v
+	n := c[dCount] + 1
+	c[dCount] = n
+	c[dSum] = math.Float64bits(math.Float64frombits(c[dSum]) + v)
+	c[dBuckets+i]++
+	if n == 1 {
+		c[dMean] = math.Float64bits(v)
 	} else {
-		old := c.mean
-		c.mean += (v - old) / float64(c.count)
-		c.m2 += (v - old) * (v - c.mean)
+		old := math.Float64frombits(c[dMean])
+		mean := old + (v-old)/float64(n)
+		c[dMean] = math.Float64bits(mean)
+		c[dM2] = math.Float64bits(math.Float64frombits(c[dM2]) + (v-old)*(v-mean))
 	}
-	c.lock.Store(0)
+	c.unlock()
 	return contended
 }
 
@@ -166,14 +177,29 @@ func Sub(total, prefix DistStats) DistStats {
 	return DistStats{Count: nb, Mean: mean, M2: m2, Sum: total.Sum - prefix.Sum, Min: total.Min, Max: total.Max}
 }
 
-// read copies the cell's statistics and adds its buckets to buckets.
-func (c *distCell) read(buckets []int64) DistStats {
-	c.lockCell()
-	st := DistStats{Count: c.count, Mean: c.mean, M2: c.m2, Sum: c.sum, Min: c.min, Max: c.max}
-	for i, b := range c.buckets {
-		buckets[i] += b
+// read copies the cell's statistics and its buckets, added to buckets when
+// add is set, into buckets otherwise.
+func (c distCell) read(buckets []int64, add bool) DistStats {
+	b := c[dBuckets : dBuckets+len(buckets)]
+	c.lock()
+	st := DistStats{
+		Count: int64(c[dCount]),
+		Mean:  math.Float64frombits(c[dMean]),
+		M2:    math.Float64frombits(c[dM2]),
+		Sum:   math.Float64frombits(c[dSum]),
+		Min:   math.Float64frombits(c[dMin]),
+		Max:   math.Float64frombits(c[dMax]),
 	}
-	c.lock.Store(0)
+	if add {
+		for i, x := range b {
+			buckets[i] += int64(x)
+		}
+	} else {
+		for i, x := range b {
+			buckets[i] = int64(x)
+		}
+	}
+	c.unlock()
 	return st
 }
 
@@ -181,11 +207,10 @@ func (c *distCell) read(buckets []int64) DistStats {
 // the statistics, combining the stripes of a contended series. It does not
 // allocate. It locks each cell only while copying it.
 func (s *Series) ReadDist(buckets []int64) DistStats {
-	clear(buckets)
-	st := s.dist.read(buckets)
+	st := s.dist.read(buckets, false)
 	if sp := s.stripes.Load(); sp != nil {
 		for p := range sp.dists {
-			st = Merge(st, sp.dists[p].read(buckets))
+			st = Merge(st, sp.dists[p].read(buckets, true))
 		}
 	}
 	return st

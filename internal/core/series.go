@@ -24,7 +24,7 @@ type Series struct {
 	hash    uint64
 	start   int64         // creation time, Unix nanoseconds
 	word    atomic.Uint64 // Count, Sum, LastValue
-	dist    *distCell     // Distribution
+	dist    distCell      // Distribution
 	stripes atomic.Pointer[stripes]
 }
 
@@ -49,7 +49,7 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		s.vids[i] = Intern(s.vals[p])
 	}
 	if a.kind == KindDistribution {
-		s.dist = &newDistCells(1, len(a.bounds)+1)[0]
+		s.dist = newDistCells(1, len(a.bounds)+1)[0]
 	}
 	s.addTo(&s.word, s.dist, v)
 	return s
@@ -97,7 +97,7 @@ func (s *Series) add(v float64) {
 
 // addTo records v into one cell (w, or d for a distribution) and reports
 // whether the update found contention.
-func (s *Series) addTo(w *atomic.Uint64, d *distCell, v float64) (contended bool) {
+func (s *Series) addTo(w *atomic.Uint64, d distCell, v float64) (contended bool) {
 	switch s.agg.kind {
 	case KindCount:
 		return addInt(w, 1)

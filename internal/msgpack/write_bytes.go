@@ -17,11 +17,17 @@ func AppendBool(b []byte, v bool) []byte {
 }
 
 // AppendUint appends v as the smallest of positive fixint, uint8, uint16,
-// uint32 and uint64.
+// uint32 and uint64. The fixint case (0..127, most counts and string
+// indices) is inlined into the caller.
 func AppendUint(b []byte, v uint64) []byte {
-	switch {
-	case v <= PosFixintMax:
+	if v <= PosFixintMax {
 		return append(b, byte(v))
+	}
+	return appendUintWide(b, v)
+}
+
+func appendUintWide(b []byte, v uint64) []byte {
+	switch {
 	case v <= math.MaxUint8:
 		return append(b, Uint8, byte(v))
 	case v <= math.MaxUint16:
@@ -48,6 +54,10 @@ func AppendInt(b []byte, v int64) []byte {
 	if v >= 0 {
 		return AppendUint(b, uint64(v))
 	}
+	return appendNegInt(b, v)
+}
+
+func appendNegInt(b []byte, v int64) []byte {
 	switch {
 	case v >= -32:
 		return append(b, byte(v))
@@ -72,18 +82,15 @@ func AppendInt(b []byte, v int64) []byte {
 
 // AppendFloat64 appends v as a float64 (9 bytes).
 func AppendFloat64(b []byte, v float64) []byte {
-	b, o := grow(b, 9)
-	o[0] = Float64
-	put64(o[1:], math.Float64bits(v))
-	return b
+	u := math.Float64bits(v)
+	return append(b, Float64, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32),
+		byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
 }
 
 // AppendFloat32 appends v as a float32 (5 bytes).
 func AppendFloat32(b []byte, v float32) []byte {
-	b, o := grow(b, 5)
-	o[0] = Float32
-	put32(o[1:], math.Float32bits(v))
-	return b
+	u := math.Float32bits(v)
+	return append(b, Float32, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
 }
 
 // AppendFloat appends v as a float32 when that is exact (NaN and ±Inf
@@ -92,9 +99,12 @@ func AppendFloat32(b []byte, v float32) []byte {
 // apart, and so do decoders.
 func AppendFloat(b []byte, v float64) []byte {
 	if f := float32(v); float64(f) == v || v != v {
-		return AppendFloat32(b, f)
+		u := math.Float32bits(f)
+		return append(b, Float32, byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
 	}
-	return AppendFloat64(b, v)
+	u := math.Float64bits(v)
+	return append(b, Float64, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32),
+		byte(u>>24), byte(u>>16), byte(u>>8), byte(u))
 }
 
 // AppendString appends s as the smallest of fixstr, str8, str16 and str32.

@@ -41,17 +41,19 @@ def decode(raw):
         v = out["views"].setdefault(s(name), {
             "description": s(desc), "unit": s(unit), "aggregation": agg,
             "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
+        n = len(keys)
         for row in rows:
-            assert len(row[0]) == len(keys)
-            r = {"tags": {s(k): s(val) for k, val in zip(keys, row[0]) if val != 0}}
+            assert len(row) == n + (6 if agg == 3 else 1), "bad row length"
+            values, data = row[:n], row[n:]
+            r = {"tags": {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
             if agg == 1:
-                r["count"] = row[1]
+                r["count"] = data[0]
             elif agg == 2:
-                r["sum"] = row[1]
+                r["sum"] = data[0]
             elif agg == 4:
-                r["value"] = row[1]
+                r["value"] = data[0]
             elif agg == 3:
-                count, total, mn, mx, ssd, buckets = row[1:]
+                count, total, mn, mx, ssd, buckets = data
                 assert len(buckets) == len(bounds) + 1 and sum(buckets) == count
                 r.update(count=count, sum=total, min=mn, max=mx, sum_sq_dev=ssd, buckets=buckets)
             v["rows"].append(r)

@@ -37,15 +37,17 @@ def decode(raw)
     v = (out["views"][strings[name]] ||= { "description" => strings[desc], "unit" => strings[unit],
                                            "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
                                            "bounds" => bounds, "rows" => [] })
+    n = keys.size
     rows.each do |row|
-      raise "values do not match keys" unless row[0].size == keys.size
-      r = { "tags" => keys.zip(row[0]).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
+      raise "bad row length" unless row.size == n + (agg == 3 ? 6 : 1)
+      values, data = row[0, n], row[n..]
+      r = { "tags" => keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
       case agg
-      when 1 then r["count"] = row[1]
-      when 2 then r["sum"] = row[1]
-      when 4 then r["value"] = row[1]
+      when 1 then r["count"] = data[0]
+      when 2 then r["sum"] = data[0]
+      when 4 then r["value"] = data[0]
       when 3
-        count, total, mn, mx, ssd, buckets = row[1..]
+        count, total, mn, mx, ssd, buckets = data
         raise "bad buckets" unless buckets.size == bounds.size + 1 && buckets.sum == count
         r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "sum_sq_dev" => ssd, "buckets" => buckets)
       end
