@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 8s
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -10,7 +10,7 @@ CROSSLANG = ZEROSTAT_REQUIRE_CROSSLANG=$$(scripts/test-deps.sh --check)
 
 ## test: everything CI runs: test dependencies, format, vet, unit tests,
 ## race tests, a 386 pass, short fuzzing, and the benchmarks module's tests.
-test: deps check-fmt vet unit race test-386 fuzz bench-module
+test: deps check-fmt vet unit race test-386 fuzz bench-module gate
 	@echo "make test: all checks passed"
 
 ## deps: install Debian packages the tests use (python3-msgpack, ruby-msgpack).
@@ -43,6 +43,18 @@ fuzz:
 
 bench-module:
 	cd benchmarks && $(GO) test -count=1 ./...
+
+# The benchmarks the gate reads: the record scenarios of zerostat, the
+# floor and OpenCensus (-count=6 for the statistics), and one export for
+# its allocation budget.
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
+
+## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
+gate:
+	@mkdir -p benchmarks/out
+	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
+	cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
 
 ## demo: the main job (same as `go run ./cmd/zerostat demo`).
 demo:
