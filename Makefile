@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 8s
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate bench demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -55,6 +55,18 @@ gate:
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
 	cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
+
+## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
+## then docs/performance.md and docs/performance.svg from the results.
+bench:
+	@mkdir -p benchmarks/out
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkRecord/' -benchmem -count=6 -benchtime=300ms . > out/record.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
+	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
+	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
+	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
+		-benchstat out/benchstat.txt out/record.txt out/encode.txt out/stats.txt
 
 ## demo: the main job (same as `go run ./cmd/zerostat demo`).
 demo:
