@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -54,6 +55,15 @@ type crossOut struct {
 func TestCrossLanguageDecode(t *testing.T) {
 	f := newFixture(t, 60)
 	f.record(t, 60, 2)
+	// A view over its cardinality limit: its overflow row must cross too.
+	lim := &view.View{Name: f.names[0] + "_limited", Measure: f.lat, Aggregation: view.Distribution(1, 10),
+		TagKeys: []tag.Key{keyRoute}, CardinalityLimit: 10}
+	if err := view.Register(lim); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(lim)
+	f.names = append(f.names, lim.Name)
+	f.record(t, 60, 1)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "frames.bin")
 	var buf bytes.Buffer

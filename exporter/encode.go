@@ -192,8 +192,9 @@ func (e *encoder) beginView(v *core.View) int {
 	return rowsOff
 }
 
-func (e *encoder) appendRow(kind core.Kind, s *core.Series, rv *rowValues) {
-	vids := s.ValueIDs()
+// appendRow writes a row: vids (the tag values; none for the overflow
+// row), then the data.
+func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *rowValues) {
 	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
@@ -321,26 +322,47 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		viewMark, tabMark := len(e.buf), len(e.tab.order)
 		rowsOff := e.beginView(v)
 		var nRows uint32
-		for _, s := range e.series {
-			if !e.read(kind, s, st, &rv) {
-				continue
+		// The rows, then the overflow row (written as the view's last
+		// element; nil when there is none or in a part that ends early).
+		rowsDone := false
+		for i := 0; i <= len(e.series); i++ {
+			var vids []uint32
+			if i < len(e.series) {
+				s := e.series[i]
+				if !e.read(kind, s, st, &rv) {
+					continue
+				}
+				vids = s.ValueIDs()
+			} else {
+				msgpack.PatchArray32(e.buf, rowsOff, nRows)
+				rowsDone = true
+				o := a.Overflow()
+				if o == nil || !e.read(kind, o, st, &rv) {
+					e.buf = msgpack.AppendNil(e.buf)
+					break
+				}
 			}
 			rowMark, rowTab := len(e.buf), len(e.tab.order)
-			e.appendRow(kind, s, &rv)
+			e.appendRow(kind, vids, &rv)
 			if e.size() <= e.maxBytes || (nRows == 0 && e.nViews == 1) {
-				nRows++
+				if !rowsDone {
+					nRows++
+				}
 				continue // fits, or alone in its payload: sent oversized
 			}
 			// Over the cap: undo the row (and the view header if the row
 			// was its first), send what fits, and start a new payload.
-			if nRows == 0 {
+			if nRows == 0 && !rowsDone {
 				e.buf = e.buf[:viewMark]
 				e.tab.rollback(tabMark, e.strs)
 				e.nViews--
 			} else {
 				e.buf = e.buf[:rowMark]
 				e.tab.rollback(rowTab, e.strs)
-				msgpack.PatchArray32(e.buf, rowsOff, nRows)
+				if !rowsDone {
+					msgpack.PatchArray32(e.buf, rowsOff, nRows)
+				}
+				e.buf = msgpack.AppendNil(e.buf) // no overflow row in this part
 			}
 			if err := emit(e.endPayload(false), false); err != nil {
 				return err
@@ -348,10 +370,13 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			e.beginPayload()
 			viewMark, tabMark = len(e.buf), len(e.tab.order)
 			rowsOff = e.beginView(v)
-			e.appendRow(kind, s, &rv)
+			if rowsDone { // the overflow row alone in its part
+				e.appendRow(kind, vids, &rv)
+				break
+			}
+			e.appendRow(kind, vids, &rv)
 			nRows = 1
 		}
-		msgpack.PatchArray32(e.buf, rowsOff, nRows)
 	}
 	// Forget the delta state of views no longer registered.
 	for a, st := range e.state {

@@ -478,3 +478,52 @@ func TestExportAllocs(t *testing.T) {
 		t.Errorf("Export allocates %v times; want 0", got)
 	}
 }
+
+func TestOverflowRowExported(t *testing.T) {
+	m := stats.Int64("exp/overflow", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Distribution(10, 100), TagKeys: []tag.Key{keyRoute}, CardinalityLimit: 20}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	for i := range 200 {
+		ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, fmt.Sprint("/r", i)))
+		stats.Record(ctx, m.M(int64(i)))
+	}
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"one payload", Options{}}, {"split", Options{MaxPayloadBytes: MinMaxPayloadBytes}}, {"delta", Options{Temporality: Delta}}} {
+		var c collect
+		e, err := New(c.sink(t), tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var rows, overflows int
+		var total uint64
+		for _, p := range c.payloads {
+			for _, pv := range p.Views {
+				if pv.Name != v.Name {
+					continue
+				}
+				rows += len(pv.Rows)
+				for _, r := range pv.Rows {
+					total += r.Count
+				}
+				if pv.Overflow != nil {
+					overflows++
+					total += pv.Overflow.Count
+					if pv.Overflow.Count != 180 || pv.Overflow.Min != 20 || pv.Overflow.Max != 199 {
+						t.Errorf("%s: overflow row %+v; want count 180, min 20, max 199", tc.name, pv.Overflow)
+					}
+				}
+			}
+		}
+		if rows != 20 || overflows != 1 || total != 200 {
+			t.Errorf("%s: %d rows, %d overflow rows, total %d; want 20, 1, 200", tc.name, rows, overflows, total)
+		}
+	}
+}

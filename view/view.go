@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
@@ -31,6 +32,39 @@ type View struct {
 
 	// Aggregation is how the values are aggregated.
 	Aggregation *Aggregation
+
+	// CardinalityLimit caps the view's live rows (tag-value combinations):
+	// once reached, recordings with new combinations are aggregated into
+	// one overflow row, tagged OverflowKey="true", so totals stay exact and
+	// memory bounded. 0 means the default (see SetDefaultCardinalityLimit);
+	// a negative value means no limit. Not in OpenCensus.
+	CardinalityLimit int
+}
+
+// DefaultCardinalityLimit is the cardinality limit of views that do not
+// set one, until SetDefaultCardinalityLimit changes it.
+const DefaultCardinalityLimit = 10000
+
+// OverflowKey tags the overflow row of a view that reached its cardinality
+// limit (OpenTelemetry's otel.metric.overflow attribute).
+var OverflowKey = tag.MustNewKey("otel.metric.overflow")
+
+var defaultLimit atomic.Int64
+
+func init() { defaultLimit.Store(DefaultCardinalityLimit) }
+
+// SetDefaultCardinalityLimit sets the cardinality limit of views registered
+// from now on that do not set their own; n <= 0 means no limit.
+func SetDefaultCardinalityLimit(n int) { defaultLimit.Store(int64(n)) }
+
+func (v *View) limit() int {
+	switch {
+	case v.CardinalityLimit > 0:
+		return v.CardinalityLimit
+	case v.CardinalityLimit < 0:
+		return 0
+	}
+	return int(max(defaultLimit.Load(), 0))
 }
 
 // WithName returns a copy of v with another name.
@@ -185,7 +219,7 @@ func Register(vs ...*View) error {
 			keys:    keys,
 			bounds:  bounds,
 			measure: core.MeasureFor(m.Name(), m.Description(), m.Unit()),
-			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds),
+			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds, v.limit()),
 		}
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg}
 		views[v.Name] = r
@@ -247,7 +281,8 @@ func lookup(name string) (*registered, error) {
 
 // RetrieveData returns the rows of the registered view named name, sorted
 // by their tag values (key by key, in key order; a row without a key sorts
-// before the rows with it). The data is a snapshot: recorders keep running
+// before the rows with it), then the overflow row if the view reached its
+// cardinality limit. The data is a snapshot: recorders keep running
 // while it is read. Cost: one allocation per row and a sort.
 func RetrieveData(name string) ([]*Row, error) {
 	r, err := lookup(name)
@@ -280,9 +315,12 @@ func (r *registered) rows() []*Row {
 		}
 		return 0
 	})
-	rows := make([]*Row, len(series))
+	rows := make([]*Row, len(series), len(series)+1)
 	for i, s := range series {
 		rows[i] = &Row{Tags: r.tags(s.Values()), Data: r.aggData(s)}
+	}
+	if o := r.agg.Overflow(); o != nil {
+		rows = append(rows, &Row{Tags: []tag.Tag{{Key: OverflowKey, Value: "true"}}, Data: r.aggData(o)})
 	}
 	return rows
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -444,5 +446,66 @@ func TestRecordConcurrentSafe(t *testing.T) {
 	}
 	if !near(d.Mean, float64(perG-1)/2) {
 		t.Errorf("hot mean %v; want %v", d.Mean, float64(perG-1)/2)
+	}
+}
+
+func TestCardinalityLimit(t *testing.T) {
+	m := stats.Int64("limit/m", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyA}, CardinalityLimit: 100}
+	register(t, v)
+	// A million distinct values: memory stays bounded by the limit, and
+	// every recorded unit is in some row.
+	n := 1_000_000
+	if testing.Short() {
+		n = 10_000
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		if err := stats.RecordWithTags(context.Background(), []tag.Mutator{tag.Upsert(keyA, strconv.Itoa(i))}, m.M(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// The stated bound: the view keeps 100 series and the overflow row,
+	// whatever the number of distinct values: under 1 MiB of heap growth.
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 1<<20 {
+		t.Errorf("heap grew by %d bytes over %d distinct values; want under 1 MiB", grown, n)
+	}
+	rs := rows(t, v.Name)
+	if len(rs) != 101 {
+		t.Fatalf("%d rows; want 100 and the overflow row", len(rs))
+	}
+	last := rs[len(rs)-1]
+	if len(last.Tags) != 1 || last.Tags[0].Key != view.OverflowKey || last.Tags[0].Value != "true" {
+		t.Errorf("last row %v; want the overflow row", last)
+	}
+	var total float64
+	for _, r := range rs {
+		total += r.Data.(*view.SumData).Value
+	}
+	if total != float64(n) {
+		t.Errorf("rows add up to %v; want %d", total, n)
+	}
+}
+
+func TestDefaultCardinalityLimit(t *testing.T) {
+	view.SetDefaultCardinalityLimit(3)
+	defer view.SetDefaultCardinalityLimit(view.DefaultCardinalityLimit)
+	m := stats.Int64("limit/default", "", "")
+	limited := &view.View{Name: "limit/default", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA}}
+	unlimited := &view.View{Name: "limit/none", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA}, CardinalityLimit: -1}
+	register(t, limited, unlimited)
+	for i := range 10 {
+		ctx := ctxWith(t, tag.Upsert(keyA, fmt.Sprint(i)))
+		stats.Record(ctx, m.M(1))
+	}
+	if n := len(rows(t, limited.Name)); n != 4 {
+		t.Errorf("default-limited view: %d rows; want 3 and the overflow row", n)
+	}
+	if n := len(rows(t, unlimited.Name)); n != 10 {
+		t.Errorf("unlimited view: %d rows; want 10", n)
 	}
 }

@@ -20,7 +20,7 @@ func writePayloadTable(w io.Writer, p *wire.Payload) {
 	fmt.Fprintln(tw, "VIEW\tTAGS\tVALUE")
 	for i := range p.Views {
 		v := &p.Views[i]
-		if len(v.Rows) == 0 {
+		if len(v.Rows) == 0 && v.Overflow == nil {
 			fmt.Fprintf(tw, "%s\t-\t(no data)\n", v.Name)
 		}
 		// Rows come in the exporter's (hash) order; print them sorted.
@@ -31,6 +31,9 @@ func writePayloadTable(w io.Writer, p *wire.Payload) {
 		sort.Slice(rows, func(a, b int) bool { return slices.Compare(rows[a].Values, rows[b].Values) < 0 })
 		for _, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, formatTags(v.Keys, r.Values), formatRow(v, r))
+		}
+		if v.Overflow != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, "otel.metric.overflow=true", formatRow(v, v.Overflow))
 		}
 	}
 	tw.Flush()

@@ -256,22 +256,32 @@ func (d *decoder) view(v *View, path string) error {
 	}
 	v.Rows = make([]Row, nr)
 	for i := range v.Rows {
-		if err := d.row(v, &v.Rows[i], fmt.Sprintf("%s.rows[%d]", path, i)); err != nil {
+		if err := d.row(v, &v.Rows[i], len(v.Keys), fmt.Sprintf("%s.rows[%d]", path, i)); err != nil {
 			return err
 		}
 	}
-	return nil
+	d.path = path + ".overflow"
+	if t, err := d.r.NextType(); err != nil {
+		return d.fail(err)
+	} else if t == msgpack.NilType {
+		_ = d.r.ReadNil()
+		return nil
+	}
+	v.Overflow = &Row{}
+	return d.row(v, v.Overflow, 0, path+".overflow")
 }
 
-func (d *decoder) row(v *View, r *Row, path string) error {
+// row decodes a row with nKeys tag values: len(v.Keys) for a row, 0 for
+// the overflow row (whose Values are then all "").
+func (d *decoder) row(v *View, r *Row, nKeys int, path string) error {
 	d.path = path
-	if err := d.array(RowLen(v.Aggregation, len(v.Keys))); err != nil {
+	if err := d.array(RowLen(v.Aggregation, nKeys)); err != nil {
 		return err
 	}
 	d.path = path + ".values"
 	r.Values = make([]string, len(v.Keys))
 	var err error
-	for i := range r.Values {
+	for i := range nKeys {
 		if r.Values[i], err = d.str(); err != nil {
 			return err
 		}

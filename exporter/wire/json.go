@@ -44,6 +44,7 @@ type jsonView struct {
 	Bounds      []jsonFloat `json:"bounds,omitempty"`
 	Start       time.Time   `json:"start"`
 	Rows        []jsonRow   `json:"rows"`
+	Overflow    *jsonRow    `json:"overflow,omitempty"`
 }
 
 type jsonPayload struct {
@@ -79,27 +80,35 @@ func (p *Payload) MarshalJSON() ([]byte, error) {
 			jv.Bounds = append(jv.Bounds, jsonFloat(b))
 		}
 		for i := range v.Rows {
-			r := &v.Rows[i]
-			jr := jsonRow{Tags: map[string]string{}}
-			for k, val := range r.Values {
-				if val != "" {
-					jr.Tags[v.Keys[k]] = val
-				}
-			}
-			switch v.Aggregation {
-			case Count:
-				jr.Count = &r.Count
-			case Sum:
-				jr.Sum = fp(r.Sum)
-			case LastValue:
-				jr.Value = fp(r.Value)
-			case Distribution:
-				jr.Count, jr.Sum, jr.Min, jr.Max, jr.SumOfSquaredDev = &r.Count, fp(r.Sum), fp(r.Min), fp(r.Max), fp(r.SumOfSquaredDev)
-				jr.Buckets = r.Buckets
-			}
-			jv.Rows = append(jv.Rows, jr)
+			jv.Rows = append(jv.Rows, jsonRowOf(&v, &v.Rows[i]))
+		}
+		if v.Overflow != nil {
+			jr := jsonRowOf(&v, v.Overflow)
+			jr.Tags = map[string]string{"otel.metric.overflow": "true"}
+			jv.Overflow = &jr
 		}
 		jp.Views = append(jp.Views, jv)
 	}
 	return json.Marshal(jp)
+}
+
+func jsonRowOf(v *View, r *Row) jsonRow {
+	jr := jsonRow{Tags: map[string]string{}}
+	for k, val := range r.Values {
+		if val != "" {
+			jr.Tags[v.Keys[k]] = val
+		}
+	}
+	switch v.Aggregation {
+	case Count:
+		jr.Count = &r.Count
+	case Sum:
+		jr.Sum = fp(r.Sum)
+	case LastValue:
+		jr.Value = fp(r.Value)
+	case Distribution:
+		jr.Count, jr.Sum, jr.Min, jr.Max, jr.SumOfSquaredDev = &r.Count, fp(r.Sum), fp(r.Min), fp(r.Max), fp(r.SumOfSquaredDev)
+		jr.Buckets = r.Buckets
+	}
+	return jr
 }

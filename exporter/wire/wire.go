@@ -91,6 +91,10 @@ type View struct {
 	Bounds                  []float64 // distribution bucket bounds
 	Start                   time.Time // when aggregation started
 	Rows                    []Row
+	// Overflow aggregates the recordings of tag combinations beyond the
+	// view's cardinality limit (no tag values), or is nil. A split
+	// snapshot carries it in one part only.
+	Overflow *Row
 }
 
 // Row is one tag-value combination's data. Which fields are set depends on
@@ -119,7 +123,7 @@ func (r *Row) Mean() float64 {
 const (
 	EnvelopeLen = 5 // [version, header, resource, views, strings]
 	HeaderLen   = 6 // [start, end, temporality, sequence, part, last]
-	ViewLen     = 8 // [name, description, unit, aggregation, keys, bounds, start, rows]
+	ViewLen     = 9 // [name, description, unit, aggregation, keys, bounds, start, rows, overflow]
 	AttrLen     = 2 // [key, value]
 )
 

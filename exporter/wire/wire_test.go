@@ -109,7 +109,7 @@ func oneView(agg uint64, keyIdx uint64, rows func(b []byte) []byte) func([]byte)
 		b = msgpack.AppendUint(b, keyIdx)
 		b = msgpack.AppendArrayHeader(b, 0)
 		b = msgpack.AppendTime(b, time.Unix(1, 0))
-		return rows(b)
+		return msgpack.AppendNil(rows(b)) // no overflow row
 	}
 }
 
@@ -196,7 +196,8 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 		}
 		b = msgpack.AppendArrayHeader(b, 2)
 		b = msgpack.AppendUint(b, 1)
-		return msgpack.AppendUint(b, 1) // buckets add up to 2
+		b = msgpack.AppendUint(b, 1) // buckets add up to 2
+		return msgpack.AppendNil(b)
 	}, "", "d")
 	if _, err := wire.Decode(b); err == nil || !strings.Contains(err.Error(), "bucket counts add up to 2; count is 5") {
 		t.Errorf("got %v", err)

@@ -45,22 +45,32 @@ type Aggregator struct {
 	noTags   atomic.Pointer[Series] // the series of records without a tag map
 	detached atomic.Bool
 
-	mu sync.Mutex // guards inserts, growth, n, nextID and detaching
-	n  int        // live series
+	mu sync.Mutex // guards inserts, growth, nextID, overflow creation and detaching
+	// n counts the live series in the table (written under mu, read
+	// without it to turn records away once the limit is reached).
+	n atomic.Int64
 	// nextID numbers series in creation order, so an exporter can keep
 	// per-series state in a slice indexed by Series.ID.
 	nextID uint32
+
+	// Cardinality limit: once the table holds limit series, records of new
+	// tag combinations go to the overflow series (not in the table), and
+	// overflowed counts them. Totals stay exact; memory stays bounded.
+	limit      int64
+	overflow   atomic.Pointer[Series]
+	overflowed atomic.Uint64
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
 // bounds sorted, finite, positive and unique (the view package validates
-// them).
-func NewAggregator(kind Kind, keys []string, bounds []float64) *Aggregator {
+// them). limit caps the live series (0 or less: no cap).
+func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggregator {
 	a := &Aggregator{
 		kind:   kind,
 		bounds: bounds,
 		slot:   nextSlot.Add(1) - 1,
 		start:  time.Now(),
+		limit:  int64(limit),
 	}
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
@@ -100,12 +110,23 @@ func (a *Aggregator) Bounds() []float64 { return a.bounds }
 // Start returns when the aggregator was created.
 func (a *Aggregator) Start() time.Time { return a.start }
 
-// Len returns the number of live series.
-func (a *Aggregator) Len() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.n
+// Len returns the number of live series (the overflow series not counted).
+func (a *Aggregator) Len() int { return int(a.n.Load()) }
+
+// Limit returns the cardinality limit (0: none).
+func (a *Aggregator) Limit() int {
+	if a.limit < 0 {
+		return 0
+	}
+	return int(a.limit)
 }
+
+// Overflow returns the series that aggregates the records of tag
+// combinations beyond the limit, or nil when there were none.
+func (a *Aggregator) Overflow() *Series { return a.overflow.Load() }
+
+// Overflowed returns how many records went to the overflow series.
+func (a *Aggregator) Overflowed() uint64 { return a.overflowed.Load() }
 
 // Detach stops the aggregator: its series are released (to the garbage
 // collector, once no TagMap cache points at them) and later records are
@@ -116,7 +137,8 @@ func (a *Aggregator) Detach() {
 	a.detached.Store(true)
 	a.table.Store(newTable(1))
 	a.noTags.Store(nil)
-	a.n = 0
+	a.overflow.Store(nil)
+	a.n.Store(0)
 }
 
 // RecordMap records v for the tags of m (nil: no tags). When m has
@@ -163,26 +185,58 @@ func (a *Aggregator) obtain(tags []Tag, v float64) (s *Series, recorded bool) {
 	if s := a.table.Load().find(h, vals); s != nil {
 		return s, false
 	}
+	if a.full() {
+		return a.overflowSeries(v)
+	}
 	return a.create(h, vals, v)
 }
 
+func (a *Aggregator) full() bool { return a.limit > 0 && a.n.Load() >= a.limit }
+
 func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) {
+	a.mu.Lock()
+	if a.detached.Load() {
+		a.mu.Unlock()
+		return nil, false
+	}
+	t := a.table.Load()
+	if s := t.find(h, vals); s != nil {
+		a.mu.Unlock()
+		return s, false
+	}
+	if a.full() { // filled up since the lock-free check
+		a.mu.Unlock()
+		return a.overflowSeries(v)
+	}
+	s := a.newSeries(h, vals, v)
+	if (a.n.Load()+1)*2 > int64(len(t.slots)) {
+		t = t.grow()
+		a.table.Store(t)
+	}
+	t.insert(s)
+	a.n.Add(1)
+	a.mu.Unlock()
+	return s, true
+}
+
+// overflowSeries returns the overflow series, creating it (with v recorded
+// into it, and counted) on first use.
+func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
+	if s := a.overflow.Load(); s != nil {
+		return s, false // the caller's add counts the record
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.detached.Load() {
 		return nil, false
 	}
-	t := a.table.Load()
-	if s := t.find(h, vals); s != nil {
+	if s := a.overflow.Load(); s != nil {
 		return s, false
 	}
-	s := a.newSeries(h, vals, v)
-	if (a.n+1)*2 > len(t.slots) {
-		t = t.grow()
-		a.table.Store(t)
-	}
-	t.insert(s)
-	a.n++
+	s := a.newSeries(0, make([]string, len(a.keys)), v)
+	s.overflow = true
+	a.overflowed.Add(1)
+	a.overflow.Store(s)
 	return s, true
 }
 

@@ -20,7 +20,7 @@ func tagsOf(kv ...string) []Tag {
 }
 
 func TestTableGrowsAndFinds(t *testing.T) {
-	a := NewAggregator(KindCount, []string{"k"}, nil)
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	const n = 5000
 	for i := range n {
 		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1)
@@ -43,7 +43,7 @@ func TestTableGrowsAndFinds(t *testing.T) {
 }
 
 func TestFindComparesValuesNotJustHashes(t *testing.T) {
-	a := NewAggregator(KindCount, []string{"k"}, nil)
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	tab := a.table.Load()
 	// Two series forced to the same hash.
 	s1 := &Series{agg: a, hash: 42, vals: []string{"one"}}
@@ -80,7 +80,7 @@ func TestBucketIndex(t *testing.T) {
 
 func TestStripesSumExactly(t *testing.T) {
 	for _, kind := range []Kind{KindCount, KindSum, KindDistribution} {
-		a := NewAggregator(kind, nil, []float64{10, 20})
+		a := NewAggregator(kind, nil, []float64{10, 20}, 0)
 		a.RecordTags(nil, 5) // creates the series
 		s := a.AppendSeries(nil)[0]
 		s.inflate()
@@ -141,7 +141,7 @@ func TestStripesSumExactly(t *testing.T) {
 }
 
 func TestDetachDropsRecords(t *testing.T) {
-	a := NewAggregator(KindCount, nil, nil)
+	a := NewAggregator(KindCount, nil, nil, 0)
 	a.RecordTags(nil, 1)
 	a.Detach()
 	a.RecordTags(nil, 1)
@@ -156,7 +156,7 @@ func TestTagMapCacheSlots(t *testing.T) {
 	m := NewTagMap(tagsOf("k", "v"))
 	var aggs []*Aggregator
 	for range cacheSlots + 3 {
-		aggs = append(aggs, NewAggregator(KindCount, []string{"k"}, nil))
+		aggs = append(aggs, NewAggregator(KindCount, []string{"k"}, nil, 0))
 	}
 	for range 10 {
 		for _, a := range aggs {
@@ -190,7 +190,7 @@ func TestApplyKeepsOrder(t *testing.T) {
 }
 
 func TestProjectMatchesHashValues(t *testing.T) {
-	a := NewAggregator(KindCount, []string{"z", "a", "m"}, nil)
+	a := NewAggregator(KindCount, []string{"z", "a", "m"}, nil, 0)
 	vals, h := a.project(nil, tagsOf("m", "1", "zz", "x", "a", "2"))
 	if h != hashValues(vals) {
 		t.Error("project and hashValues disagree")
@@ -255,5 +255,61 @@ func TestDistCellPadding(t *testing.T) {
 		if gap < 56 {
 			t.Errorf("cells %d and %d are %d bytes apart; want at least 56", i-1, i, gap)
 		}
+	}
+}
+
+func TestCardinalityLimitOverflows(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 10)
+	m := NewTagMap(tagsOf("k", "cached"))
+	for i := range 1000 {
+		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1) // "0".."9" fill the table
+	}
+	for range 1000 {
+		a.RecordMap(m, 1) // a new combination: overflows, then hits m's cache
+	}
+	if a.Len() != 10 {
+		t.Fatalf("%d live series; want the limit, 10", a.Len())
+	}
+	var total int64
+	for _, s := range a.AppendSeries(nil) {
+		total += s.ReadCount()
+	}
+	o := a.Overflow()
+	if o == nil {
+		t.Fatal("no overflow series")
+	}
+	total += o.ReadCount()
+	if total != 2000 {
+		t.Errorf("total %d over series and overflow; want every record, 2000", total)
+	}
+	if got, want := a.Overflowed(), uint64(2000-10); got != want {
+		t.Errorf("overflowed %d; want %d", got, want)
+	}
+	for _, v := range o.Values() {
+		if v != "" {
+			t.Errorf("overflow series has a tag value %q", v)
+		}
+	}
+}
+
+func TestCardinalityLimitConcurrentSafe(t *testing.T) {
+	a := NewAggregator(KindSum, []string{"k"}, nil, 50)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				a.RecordTags(tagsOf("k", fmt.Sprint(g*500+i)), 1)
+			}
+		}()
+	}
+	wg.Wait()
+	sum := a.Overflow().ReadSum()
+	for _, s := range a.AppendSeries(nil) {
+		sum += s.ReadSum()
+	}
+	if a.Len() != 50 || sum != 2000 || a.Overflowed() != 2000-50 {
+		t.Errorf("len %d, sum %v, overflowed %d; want 50, 2000, 1950", a.Len(), sum, a.Overflowed())
 	}
 }

@@ -17,15 +17,16 @@ import (
 // Java's LongAdder: cold series stay small, hot ones stop sharing a cache
 // line. Readers combine the cells.
 type Series struct {
-	agg     *Aggregator
-	vals    []string // projected values, "" when absent
-	vids    []uint32 // interned ids of vals, in the view's key-name order
-	id      uint32   // creation index within the aggregator
-	hash    uint64
-	start   int64         // creation time, Unix nanoseconds
-	word    atomic.Uint64 // Count, Sum, LastValue
-	dist    distCell      // Distribution
-	stripes atomic.Pointer[stripes]
+	agg      *Aggregator
+	overflow bool     // the aggregator's overflow series: counts its records
+	vals     []string // projected values, "" when absent
+	vids     []uint32 // interned ids of vals, in the view's key-name order
+	id       uint32   // creation index within the aggregator
+	hash     uint64
+	start    int64         // creation time, Unix nanoseconds
+	word     atomic.Uint64 // Count, Sum, LastValue
+	dist     distCell      // Distribution
+	stripes  atomic.Pointer[stripes]
 }
 
 // stripes are the per-P cells of a contended series: words (Count, Sum)
@@ -81,6 +82,9 @@ func (a *Aggregator) NextID() uint32 {
 // (Count, Sum), one store (LastValue), or a bound search and the cell's
 // lock and unlock (Distribution).
 func (s *Series) add(v float64) {
+	if s.overflow {
+		s.agg.overflowed.Add(1)
+	}
 	if st := s.stripes.Load(); st != nil {
 		p := procID() & st.mask
 		if st.dists != nil {

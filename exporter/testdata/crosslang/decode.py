@@ -37,15 +37,19 @@ def decode(raw):
         "start": start.isoformat(), "end": end.isoformat(),
         "resource": {s(k): s(v) for k, v in resource}, "views": {},
     }
-    for name, desc, unit, agg, keys, bounds, vstart, rows in views:
+    for name, desc, unit, agg, keys, bounds, vstart, rows, overflow in views:
         v = out["views"].setdefault(s(name), {
             "description": s(desc), "unit": s(unit), "aggregation": agg,
             "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
         n = len(keys)
-        for row in rows:
+        # The overflow row has no tag values; tag it as OpenTelemetry does.
+        tagged = [(row, n, None) for row in rows]
+        if overflow is not None:
+            tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
+        for row, n, tags in tagged:
             assert len(row) == n + (6 if agg == 3 else 1), "bad row length"
             values, data = row[:n], row[n:]
-            r = {"tags": {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
+            r = {"tags": tags or {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
             if agg == 1:
                 r["count"] = data[0]
             elif agg == 2:

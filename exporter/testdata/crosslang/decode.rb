@@ -33,15 +33,17 @@ def decode(raw)
   out = { "sequence" => sequence, "part" => part, "last" => last, "temporality" => temporality,
           "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
           "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
-  views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows|
+  views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows, overflow|
     v = (out["views"][strings[name]] ||= { "description" => strings[desc], "unit" => strings[unit],
                                            "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
                                            "bounds" => bounds, "rows" => [] })
-    n = keys.size
-    rows.each do |row|
+    # The overflow row has no tag values; tag it as OpenTelemetry does.
+    tagged = rows.map { |row| [row, keys.size, nil] }
+    tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
+    tagged.each do |row, n, tags|
       raise "bad row length" unless row.size == n + (agg == 3 ? 6 : 1)
       values, data = row[0, n], row[n..]
-      r = { "tags" => keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
+      r = { "tags" => tags || keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
       case agg
       when 1 then r["count"] = data[0]
       when 2 then r["sum"] = data[0]
