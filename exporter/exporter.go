@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/retry"
 )
 
 // Temporality re-exports wire's temporalities for options.
@@ -55,14 +57,30 @@ type Options struct {
 	// gzip.BestCompression; 0 means gzip.BestSpeed).
 	Compression Compression
 	GzipLevel   int
-	// Timeout bounds each Send.
+	// Timeout bounds each attempt to send a payload.
 	Timeout time.Duration
+	// RetryBackoff and RetryMaxBackoff shape the retries of a payload whose
+	// send failed in a way worth retrying (network errors, HTTP 429 and
+	// 5xx): exponential backoff with full jitter from RetryBackoff (default
+	// 100 ms) up to RetryMaxBackoff (default 5 s), honouring Retry-After,
+	// for as long as the export's context allows (the periodic loop gives
+	// each export one Interval).
+	RetryBackoff, RetryMaxBackoff time.Duration
+	// MaxQueuedBytes bounds the delta payloads kept for a later export when
+	// they could not be sent (default 16 MiB); past it the oldest are
+	// dropped and counted. Cumulative payloads are never queued: the next
+	// export carries the same totals.
+	MaxQueuedBytes int
 	// Resource describes the process. Empty fields get defaults: the
 	// service name "unknown_service", the host name, the process id.
 	Resource Resource
 	// OnError, if set, is called (from the export goroutine) with each
 	// failed export; the exporter keeps running.
 	OnError func(error)
+	// Logf logs the exporter's changes of state, once each: exports
+	// starting to fail, and recovering. Default: log.Printf; set a no-op
+	// function to silence it.
+	Logf func(format string, args ...any)
 }
 
 // Resource identifies the process the views belong to.
@@ -112,9 +130,28 @@ type Sink interface {
 type Stats struct {
 	Exports, Failures uint64 // export cycles, and those that failed
 	Payloads, Bytes   uint64 // payloads sent and their bytes (as sent)
+	Retries           uint64 // send attempts beyond the first
 	Oversized         uint64 // payloads over MaxPayloadBytes (one large row)
+	Queued            int    // delta payloads waiting for a later export
+	QueuedBytes       int
+	Dropped           uint64 // payloads given up: cumulative ones that failed, delta ones pushed out of the queue
+	DroppedBytes      uint64
 	LastSuccess       time.Time
 	LastError         error
+}
+
+// DefaultMaxQueuedBytes is the default of Options.MaxQueuedBytes.
+const DefaultMaxQueuedBytes = 16 << 20
+
+// Retryable marks an error returned by a Sink as worth retrying (after
+// after, if positive, else after the backoff). HTTPSink marks network
+// errors, 429 and 5xx answers so.
+func Retryable(err error, after time.Duration) error { return retry.Retryable(err, after) }
+
+// queued is a payload kept for a later export.
+type queued struct {
+	p    Payload
+	data []byte // owns p.Data
 }
 
 // Exporter periodically snapshots every registered view and sends the
@@ -134,7 +171,15 @@ type Exporter struct {
 	stopping chan struct{}
 	done     chan struct{}
 
+	// Guarded by mu.
+	queue       []queued
+	queuedBytes int
+	failing     bool
+	failedRuns  int
+
 	exports, failures, payloads, nbytes, oversized atomic.Uint64
+	retries, dropped, droppedBytes                 atomic.Uint64
+	queuedN, queuedB                               atomic.Int64
 	lastSuccess                                    atomic.Int64
 	lastErr                                        atomic.Pointer[error]
 }
@@ -165,6 +210,18 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("exporter: Timeout %v is negative", opts.Timeout)
+	}
+	if opts.RetryBackoff < 0 || opts.RetryMaxBackoff < 0 {
+		return nil, fmt.Errorf("exporter: RetryBackoff %v and RetryMaxBackoff %v must not be negative", opts.RetryBackoff, opts.RetryMaxBackoff)
+	}
+	if opts.MaxQueuedBytes == 0 {
+		opts.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if opts.MaxQueuedBytes < 0 {
+		return nil, fmt.Errorf("exporter: MaxQueuedBytes %d is negative", opts.MaxQueuedBytes)
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
 	}
 	e := &Exporter{sink: sink, opts: opts, lastEnd: time.Now()}
 	switch opts.Compression {
@@ -216,9 +273,10 @@ func (e *Exporter) loop(stopping, done chan struct{}) {
 	}
 }
 
-// Stop ends the periodic exports and exports a final snapshot, so nothing
-// recorded before Stop is left unsent. It returns that export's error, or
-// ctx's if ctx ends first.
+// Stop ends the periodic exports and exports a final snapshot (sending
+// queued payloads first), so nothing recorded before Stop is left unsent
+// while the sink works. Within ctx's deadline it retries as an export does;
+// it returns an error saying what it could not send.
 func (e *Exporter) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	stopping, done := e.stopping, e.done
@@ -233,55 +291,146 @@ func (e *Exporter) Stop(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return e.Export(ctx)
+	err := e.Export(ctx)
+	if s := e.Stats(); s.Queued > 0 {
+		return fmt.Errorf("exporter: stopped with %d payloads (%d bytes) unsent: %w", s.Queued, s.QueuedBytes, err)
+	}
+	return err
 }
 
-// Export snapshots the registered views now and sends the payloads. It
-// returns the first send error (the remaining parts of that cycle are not
-// sent).
+// Export sends the payloads queued by earlier failed delta exports, then
+// snapshots the registered views and sends them, retrying each payload
+// within ctx's deadline, or one Interval if ctx has none (see
+// Options.RetryBackoff). It returns an error
+// when a payload could not be sent: a delta payload is then queued for the
+// next export, a cumulative one dropped (the next export carries the same
+// totals). Payloads after a failed one in the same export are not tried:
+// they are queued (delta) or dropped (cumulative).
 func (e *Exporter) Export(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.exports.Add(1)
+	err := e.flushQueue(ctx)
 	now := time.Now()
 	start := e.lastEnd
 	e.lastEnd = now
-	err := e.enc.encode(start, now, func(p []byte, last bool) error {
-		return e.send(ctx, p, last)
+	encErr := e.enc.encode(start, now, func(p []byte, last bool) error {
+		if err != nil { // the sink failed already: do not wait on it again
+			return e.giveUp(p, last, err)
+		}
+		if serr := e.send(ctx, p, last); serr != nil {
+			err = serr
+			return e.giveUp(p, last, serr)
+		}
+		return nil
 	})
 	e.oversized.Store(uint64(e.enc.oversized))
+	if err == nil {
+		err = encErr
+	}
+	e.queuedN.Store(int64(len(e.queue)))
+	e.queuedB.Store(int64(e.queuedBytes))
 	if err != nil {
 		e.failures.Add(1)
 		stored := err // a copy, so err itself does not escape on success
 		e.lastErr.Store(&stored)
+		e.failedRuns++
+		if !e.failing {
+			e.failing = true
+			e.opts.Logf("zerostat exporter: exports failing: %v", err)
+		}
 		return err
+	}
+	if e.failing {
+		e.opts.Logf("zerostat exporter: exports recovered after %d failed", e.failedRuns)
+		e.failing, e.failedRuns = false, 0
 	}
 	e.lastSuccess.Store(now.UnixNano())
 	return nil
 }
 
-func (e *Exporter) send(ctx context.Context, data []byte, last bool) error {
+// giveUp queues a delta payload that could not be sent, or drops a
+// cumulative one. It returns nil for a delta payload so that the encoder
+// goes on (and every part of the cycle is queued); the error otherwise, so
+// that it stops.
+func (e *Exporter) giveUp(data []byte, last bool, err error) error {
+	p := e.payload(data, last)
+	if e.opts.Temporality != Delta {
+		e.dropped.Add(1)
+		e.droppedBytes.Add(uint64(len(p.Data)))
+		return err
+	}
+	q := queued{p: p, data: bytes.Clone(p.Data)}
+	q.p.Data = q.data
+	e.queue = append(e.queue, q)
+	e.queuedBytes += len(q.data)
+	for e.queuedBytes > e.opts.MaxQueuedBytes && len(e.queue) > 0 {
+		old := e.queue[0]
+		e.queue = e.queue[1:]
+		e.queuedBytes -= len(old.data)
+		e.dropped.Add(1)
+		e.droppedBytes.Add(uint64(len(old.data)))
+	}
+	return nil
+}
+
+// flushQueue sends queued payloads, oldest first, until one fails.
+func (e *Exporter) flushQueue(ctx context.Context) error {
+	for len(e.queue) > 0 {
+		q := e.queue[0]
+		if err := e.deliver(ctx, q.p); err != nil {
+			return err
+		}
+		e.queue[0] = queued{}
+		e.queue = e.queue[1:]
+		e.queuedBytes -= len(q.data)
+	}
+	e.queue = e.queue[:0:0]
+	return nil
+}
+
+// payload compresses data if configured and describes it.
+func (e *Exporter) payload(data []byte, last bool) Payload {
 	p := Payload{Data: data, Sequence: e.enc.seq, Part: e.enc.part - 1, Last: last}
 	if e.zw != nil {
 		e.zbuf.Reset()
 		e.zw.Reset(&e.zbuf)
-		if _, err := e.zw.Write(data); err != nil {
-			return fmt.Errorf("exporter: gzip: %w", err)
-		}
-		if err := e.zw.Close(); err != nil {
-			return fmt.Errorf("exporter: gzip: %w", err)
-		}
+		// Writing to a bytes.Buffer cannot fail.
+		_, _ = e.zw.Write(data)
+		_ = e.zw.Close()
 		p.Data, p.Encoding = e.zbuf.Bytes(), "gzip"
 	}
-	// A context of its own only when ctx's deadline is later than the
-	// send timeout: creating one allocates.
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.opts.Timeout {
+	return p
+}
+
+func (e *Exporter) send(ctx context.Context, data []byte, last bool) error {
+	return e.deliver(ctx, e.payload(data, last))
+}
+
+// deliver sends p, retrying within ctx's deadline, or within one Interval
+// when ctx has none: retries are always bounded.
+func (e *Exporter) deliver(ctx context.Context, p Payload) error {
+	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Interval)
 		defer cancel()
 	}
-	if err := e.sink.Send(ctx, p); err != nil {
-		return fmt.Errorf("exporter: sending payload %d.%d (%d bytes): %w", p.Sequence, p.Part, len(p.Data), err)
+	pol := retry.Policy{Initial: e.opts.RetryBackoff, Max: e.opts.RetryMaxBackoff}
+	attempts, err := retry.Do(ctx, pol, func(ctx context.Context) error {
+		// A context of its own only when ctx's deadline is later than
+		// the send timeout: creating one allocates.
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.opts.Timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+			defer cancel()
+		}
+		return e.sink.Send(ctx, p)
+	})
+	if attempts > 1 {
+		e.retries.Add(uint64(attempts - 1))
+	}
+	if err != nil {
+		return fmt.Errorf("exporter: sending payload %d.%d (%d bytes, %d attempts): %w", p.Sequence, p.Part, len(p.Data), attempts, err)
 	}
 	e.payloads.Add(1)
 	e.nbytes.Add(uint64(len(p.Data)))
@@ -291,11 +440,16 @@ func (e *Exporter) send(ctx context.Context, data []byte, last bool) error {
 // Stats returns the exporter's counters.
 func (e *Exporter) Stats() Stats {
 	s := Stats{
-		Exports:   e.exports.Load(),
-		Failures:  e.failures.Load(),
-		Payloads:  e.payloads.Load(),
-		Bytes:     e.nbytes.Load(),
-		Oversized: e.oversized.Load(),
+		Exports:      e.exports.Load(),
+		Failures:     e.failures.Load(),
+		Payloads:     e.payloads.Load(),
+		Bytes:        e.nbytes.Load(),
+		Retries:      e.retries.Load(),
+		Oversized:    e.oversized.Load(),
+		Queued:       int(e.queuedN.Load()),
+		QueuedBytes:  int(e.queuedB.Load()),
+		Dropped:      e.dropped.Load(),
+		DroppedBytes: e.droppedBytes.Load(),
 	}
 	if ns := e.lastSuccess.Load(); ns != 0 {
 		s.LastSuccess = time.Unix(0, ns)

@@ -362,14 +362,14 @@ func TestHTTPSink(t *testing.T) {
 	if len(got) != 1 || got[0] != "application/msgpack " {
 		t.Errorf("requests %q", got)
 	}
-	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{})
+	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 300 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, Logf: t.Logf})
 	err := e.Export(context.Background())
 	var he *HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("error %v; want an HTTPError 503 quoting the body", err)
 	}
-	if s := e.Stats(); s.Failures != 1 || s.LastError == nil {
-		t.Errorf("stats %+v", s)
+	if s := e.Stats(); s.Failures != 1 || s.LastError == nil || s.Retries == 0 || s.Dropped != 1 {
+		t.Errorf("stats %+v; want a failure after retries, the cumulative payload dropped", s)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/retry"
 )
 
 var (
@@ -48,16 +50,27 @@ func (s *HTTPSink) Send(ctx context.Context, p Payload) error {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return err // out of time: retrying cannot help
+		}
+		return retry.Retryable(err, 0) // refused, reset, DNS: try again
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
 	if resp.StatusCode/100 != 2 {
-		return &HTTPError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
+		herr := &HTTPError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
+		if retry.HTTPStatusRetryable(resp.StatusCode) {
+			return retry.Retryable(herr, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), maxRetryAfter))
+		}
+		return herr
 	}
 	return nil
 }
+
+// maxRetryAfter caps a server's Retry-After: an export never waits longer
+// than its context allows anyway.
+const maxRetryAfter = time.Minute
 
 // HTTPError is a non-2xx answer from an HTTP sink.
 type HTTPError struct {
@@ -71,7 +84,8 @@ func (e *HTTPError) Error() string {
 
 // WriterSink writes each payload as a frame (4-byte big-endian length,
 // then the payload; see wire.ReadFrame) to W: a file, stdout, a pipe.
-// `zerostat decode` reads such a stream.
+// `zerostat decode` reads such a stream. A failed write is not retried: a
+// partly written frame would corrupt the stream.
 type WriterSink struct {
 	W  io.Writer
 	mu sync.Mutex

@@ -151,6 +151,7 @@ func (p *packer) encode() []byte {
 				}
 			}
 		}
+		b = msgpack.AppendNil(b) // no overflow row
 	}
 	b = msgpack.AppendArrayHeader(b, uint32(len(p.order)))
 	for _, sid := range p.order {

@@ -1,0 +1,264 @@
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/receiver"
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+// flakyBackend is a receiver behind a switchable fault.
+type flakyBackend struct {
+	mode     atomic.Value // string: ok, 500, 429, slow, reset
+	mu       sync.Mutex
+	received []*wire.Payload
+	srv      *httptest.Server
+	attempts atomic.Int64
+}
+
+func newFlakyBackend(t *testing.T) *flakyBackend {
+	b := &flakyBackend{}
+	b.mode.Store("ok")
+	h := &receiver.Handler{OnPayload: func(p *wire.Payload) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.received = append(b.received, p)
+	}}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.attempts.Add(1)
+		switch b.mode.Load().(string) {
+		case "500":
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		case "429":
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		case "429-once":
+			b.mode.Store("ok")
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		case "slow":
+			time.Sleep(400 * time.Millisecond)
+			return
+		case "reset":
+			// Read part of the body, then drop the connection.
+			buf := make([]byte, 16)
+			_, _ = r.Body.Read(buf)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				if tc, ok := conn.(*net.TCPConn); ok {
+					_ = tc.SetLinger(0) // RST, not FIN
+				}
+				conn.Close()
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// total sums a view's counts over payloads (all of them for delta, the
+// last cycle's for cumulative).
+func (b *flakyBackend) total(name string, delta bool) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var n uint64
+	var lastSeq uint64
+	for _, p := range b.received {
+		lastSeq = max(lastSeq, p.Sequence)
+	}
+	for _, p := range b.received {
+		if !delta && p.Sequence != lastSeq {
+			continue
+		}
+		for _, v := range p.Views {
+			if v.Name != name {
+				continue
+			}
+			for _, r := range v.Rows {
+				n += r.Count
+			}
+			if v.Overflow != nil {
+				n += v.Overflow.Count
+			}
+		}
+	}
+	return n
+}
+
+var faultSeq atomic.Int64
+
+func TestFaultsRecoverExactly(t *testing.T) {
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	downURL := "http://" + closed.Addr().String() + "/"
+	closed.Close()
+
+	for _, fault := range []string{"down", "500", "429", "slow", "reset"} {
+		for _, temp := range []wire.Temporality{Cumulative, Delta} {
+			t.Run(fmt.Sprint(fault, "/", temp), func(t *testing.T) {
+				b := newFlakyBackend(t)
+				name := fmt.Sprintf("fault/%d", faultSeq.Add(1))
+				m := stats.Int64(name, "", "")
+				v := &view.View{Name: name, Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+				if err := view.Register(v); err != nil {
+					t.Fatal(err)
+				}
+				defer view.Unregister(v)
+
+				var logs []string
+				var logMu sync.Mutex
+				url := b.srv.URL + "/"
+				sink := &HTTPSink{URL: url}
+				e, err := New(sink, Options{Temporality: temp, Timeout: 100 * time.Millisecond,
+					RetryBackoff: 5 * time.Millisecond, RetryMaxBackoff: 20 * time.Millisecond,
+					Logf: func(f string, a ...any) { logMu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); logMu.Unlock() }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				record := func(n int) {
+					for i := range n {
+						ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, fmt.Sprint("/r", i%7)))
+						stats.Record(ctx, m.M(1))
+					}
+				}
+				record(100)
+				export := func() error {
+					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+					defer cancel()
+					return e.Export(ctx)
+				}
+				if err := export(); err != nil { // healthy first
+					t.Fatal(err)
+				}
+
+				// The fault: exports fail, recorders go on.
+				if fault == "down" {
+					sink.URL = downURL
+				} else {
+					b.mode.Store(fault)
+				}
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() { defer wg.Done(); record(1000) }() // records during the failing export
+				for range 2 {
+					if err := export(); err == nil {
+						t.Fatalf("export succeeded against %q", fault)
+					}
+				}
+				wg.Wait()
+				s := e.Stats()
+				if temp == Delta && s.Queued == 0 {
+					t.Errorf("delta payloads were not queued: %+v", s)
+				}
+				if temp == Cumulative && (s.Queued != 0 || s.Dropped == 0) {
+					t.Errorf("cumulative payloads: %+v; want dropped, not queued", s)
+				}
+				if fault != "down" && fault != "slow" && s.Retries == 0 && fault != "429" {
+					t.Errorf("no retries against %q: %+v", fault, s)
+				}
+
+				// Recovery: the totals received are exactly the totals recorded.
+				sink.URL = url
+				b.mode.Store("ok")
+				record(10)
+				if err := export(); err != nil {
+					t.Fatal(err)
+				}
+				if got := b.total(name, temp == Delta); got != 1110 {
+					t.Errorf("received %d; want all 1110 recordings", got)
+				}
+				if s := e.Stats(); s.Queued != 0 {
+					t.Errorf("queue not drained: %+v", s)
+				}
+				logMu.Lock()
+				defer logMu.Unlock()
+				if len(logs) != 2 || !strings.Contains(logs[0], "failing") || !strings.Contains(logs[1], "recovered after 2 failed") {
+					t.Errorf("logs %q; want one failing and one recovered line", logs)
+				}
+			})
+		}
+	}
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	b := newFlakyBackend(t)
+	newFixture(t, 3)
+	b.mode.Store("429-once")
+	e, _ := New(&HTTPSink{URL: b.srv.URL + "/"}, Options{Logf: t.Logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := e.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("retried after %v; the server asked for 1 s", d)
+	}
+	if s := e.Stats(); s.Retries != 1 || s.Failures != 0 {
+		t.Errorf("stats %+v; want one retry, no failure", s)
+	}
+}
+
+func TestQueueBoundedDropsOldest(t *testing.T) {
+	f := newFixture(t, 50)
+	fail := true
+	var got []uint64
+	sink := FuncSink(func(_ context.Context, p Payload) error {
+		if fail {
+			return fmt.Errorf("down")
+		}
+		got = append(got, p.Sequence)
+		return nil
+	})
+	e, _ := New(sink, Options{Temporality: Delta, MaxQueuedBytes: 4096, MaxPayloadBytes: 1024, Logf: t.Logf})
+	for range 5 {
+		f.record(t, 50, 1)
+		_ = e.Export(context.Background())
+	}
+	s := e.Stats()
+	if s.QueuedBytes > 4096 || s.Dropped == 0 || s.Queued == 0 {
+		t.Fatalf("stats %+v; want the queue capped at 4096 bytes and the oldest dropped", s)
+	}
+	fail = false
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// What was kept went out oldest first, before the new cycle.
+	for i := 1; i < len(got); i++ {
+		if got[i] < got[i-1] {
+			t.Fatalf("sequences out of order: %v", got)
+		}
+	}
+	if got[len(got)-1] != 6 {
+		t.Errorf("last payload from cycle %d; want the new cycle 6", got[len(got)-1])
+	}
+}
+
+func TestStopReportsUnsent(t *testing.T) {
+	newFixture(t, 5)
+	e, _ := New(FuncSink(func(context.Context, Payload) error { return fmt.Errorf("down") }),
+		Options{Temporality: Delta, Interval: time.Hour, Logf: t.Logf})
+	e.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := e.Stop(ctx)
+	if err == nil || !strings.Contains(err.Error(), "stopped with 1 payloads") {
+		t.Errorf("Stop: %v; want a report of the unsent payload", err)
+	}
+}
