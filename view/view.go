@@ -305,11 +305,11 @@ func (r *registered) data(end time.Time) *Data {
 
 func (r *registered) rows() []*Row {
 	series := r.agg.AppendSeries(nil)
-	order := r.agg.NameOrder()
+	strs := core.Interned() // after AppendSeries: holds their values
 	slices.SortFunc(series, func(a, b *core.Series) int {
-		va, vb := a.Values(), b.Values()
-		for _, p := range order {
-			if c := strings.Compare(va[p], vb[p]); c != 0 {
+		va, vb := a.ValueIDs(), b.ValueIDs()
+		for i := range va {
+			if c := strings.Compare(strs[va[i]], strs[vb[i]]); c != 0 {
 				return c
 			}
 		}
@@ -317,7 +317,7 @@ func (r *registered) rows() []*Row {
 	})
 	rows := make([]*Row, len(series), len(series)+1)
 	for i, s := range series {
-		rows[i] = &Row{Tags: r.tags(s.Values()), Data: r.aggData(s)}
+		rows[i] = &Row{Tags: r.tags(strs, s.ValueIDs()), Data: r.aggData(s)}
 	}
 	if o := r.agg.Overflow(); o != nil {
 		rows = append(rows, &Row{Tags: []tag.Tag{{Key: OverflowKey, Value: "true"}}, Data: r.aggData(o)})
@@ -325,11 +325,12 @@ func (r *registered) rows() []*Row {
 	return rows
 }
 
-// tags returns the row's tags sorted by key name, leaving out absent keys.
-func (r *registered) tags(vals []string) []tag.Tag {
+// tags returns the row's tags sorted by key name (vids are in that order),
+// leaving out absent keys (id 0, "").
+func (r *registered) tags(strs []string, vids []uint32) []tag.Tag {
 	n := 0
-	for _, v := range vals {
-		if v != "" {
+	for _, id := range vids {
+		if id != 0 {
 			n++
 		}
 	}
@@ -337,9 +338,9 @@ func (r *registered) tags(vals []string) []tag.Tag {
 		return nil
 	}
 	tags := make([]tag.Tag, 0, n)
-	for i, p := range r.agg.NameOrder() {
-		if v := vals[p]; v != "" {
-			tags = append(tags, tag.Tag{Key: r.keys[i], Value: v})
+	for i, id := range vids {
+		if id != 0 {
+			tags = append(tags, tag.Tag{Key: r.keys[i], Value: strs[id]})
 		}
 	}
 	return tags

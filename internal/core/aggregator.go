@@ -37,6 +37,7 @@ type Aggregator struct {
 	keys   []string  // the view's tag keys, in internal order, unique
 	khs    []uint64  // HashString of each key
 	order  []int     // order[i]: position in keys of the i-th key by name
+	inv    []int     // inv[p]: name rank of keys[p]
 	bounds []float64 // distribution bounds, sorted, positive, unique
 	slot   uint32    // TagMap cache slot
 	start  time.Time // registration time
@@ -90,8 +91,10 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		a.khs[i] = HashString(k)
 	}
 	a.order = make([]int, len(byName))
+	a.inv = make([]int, len(byName))
 	for i, k := range byName {
 		a.order[i] = slices.Index(a.keys, k)
+		a.inv[a.order[i]] = i
 	}
 	a.table.Store(newTable(8))
 	return a
@@ -182,7 +185,7 @@ func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 func (a *Aggregator) obtain(tags []Tag, v float64) (s *Series, recorded bool) {
 	var buf [16]string
 	vals, h := a.project(buf[:0], tags)
-	if s := a.table.Load().find(h, vals); s != nil {
+	if s := a.table.Load().find(a, h, vals); s != nil {
 		return s, false
 	}
 	if a.full() {
@@ -200,7 +203,7 @@ func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) 
 		return nil, false
 	}
 	t := a.table.Load()
-	if s := t.find(h, vals); s != nil {
+	if s := t.find(a, h, vals); s != nil {
 		a.mu.Unlock()
 		return s, false
 	}
@@ -209,7 +212,7 @@ func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) 
 		return a.overflowSeries(v)
 	}
 	s := a.newSeries(h, vals, v)
-	if (a.n.Load()+1)*2 > int64(len(t.slots)) {
+	if (a.n.Load()+1)*4 > int64(len(t.slots))*3 { // load factor 0.75
 		t = t.grow()
 		a.table.Store(t)
 	}
@@ -287,13 +290,13 @@ func newTable(n int) *seriesTable {
 	return &seriesTable{mask: uint64(n - 1), slots: make([]atomic.Pointer[Series], n)}
 }
 
-func (t *seriesTable) find(h uint64, vals []string) *Series {
+func (t *seriesTable) find(a *Aggregator, h uint64, vals []string) *Series {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := t.slots[i].Load()
 		if s == nil {
 			return nil
 		}
-		if s.hash == h && equalValues(s.vals, vals) {
+		if s.hash == h && a.sameValues(s, vals) {
 			return s
 		}
 	}
@@ -318,12 +321,14 @@ func (t *seriesTable) grow() *seriesTable {
 	return n
 }
 
-func equalValues(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+// sameValues reports whether s is the series of vals (internal key order).
+// The interner table is loaded after s: it holds s's values, interned
+// before s was published.
+func (a *Aggregator) sameValues(s *Series, vals []string) bool {
+	strs := Interned()
+	vids := s.ValueIDs()
+	for p, v := range vals {
+		if strs[vids[a.inv[p]]] != v {
 			return false
 		}
 	}

@@ -37,7 +37,7 @@ func TestTableGrowsAndFinds(t *testing.T) {
 	}
 	for _, s := range ss {
 		if s.ReadCount() != 2 {
-			t.Fatalf("series %v count %d; want 2", s.Values(), s.ReadCount())
+			t.Fatalf("series %v count %d; want 2", s.ValueIDs(), s.ReadCount())
 		}
 	}
 }
@@ -46,11 +46,13 @@ func TestFindComparesValuesNotJustHashes(t *testing.T) {
 	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	tab := a.table.Load()
 	// Two series forced to the same hash.
-	s1 := &Series{agg: a, hash: 42, vals: []string{"one"}}
-	s2 := &Series{agg: a, hash: 42, vals: []string{"two"}}
+	a.mu.Lock()
+	s1 := a.newSeries(42, []string{"one"}, 1)
+	s2 := a.newSeries(42, []string{"two"}, 1)
+	a.mu.Unlock()
 	tab.insert(s1)
 	tab.insert(s2)
-	if tab.find(42, []string{"two"}) != s2 || tab.find(42, []string{"one"}) != s1 || tab.find(42, []string{"three"}) != nil {
+	if tab.find(a, 42, []string{"two"}) != s2 || tab.find(a, 42, []string{"one"}) != s1 || tab.find(a, 42, []string{"three"}) != nil {
 		t.Error("find confused series with equal hashes")
 	}
 }
@@ -199,6 +201,14 @@ func TestProjectMatchesHashValues(t *testing.T) {
 	for i, p := range a.NameOrder() {
 		byName[i] = vals[p]
 	}
+	a.mu.Lock()
+	s := a.newSeries(h, vals, 1)
+	a.mu.Unlock()
+	for i, id := range s.ValueIDs() {
+		if Interned()[id] != byName[i] {
+			t.Errorf("ValueIDs()[%d] is %q; want %q", i, Interned()[id], byName[i])
+		}
+	}
 	if fmt.Sprint(byName) != "[2 1 ]" {
 		t.Errorf("values by name %q; want [2 1 \"\"]", byName)
 	}
@@ -250,6 +260,9 @@ func TestHashSeparatesValues(t *testing.T) {
 
 func TestDistCellPadding(t *testing.T) {
 	cells := newDistCells(3, 5)
+	if len(cells[0]) != dBuckets+5 {
+		t.Fatalf("cell of %d words", len(cells[0]))
+	}
 	for i := 1; i < len(cells); i++ {
 		gap := uintptr(unsafe.Pointer(&cells[i][0])) - uintptr(unsafe.Pointer(&cells[i-1][len(cells[i-1])-1])) - 8
 		if gap < 56 {
@@ -285,9 +298,9 @@ func TestCardinalityLimitOverflows(t *testing.T) {
 	if got, want := a.Overflowed(), uint64(2000-10); got != want {
 		t.Errorf("overflowed %d; want %d", got, want)
 	}
-	for _, v := range o.Values() {
-		if v != "" {
-			t.Errorf("overflow series has a tag value %q", v)
+	for _, id := range o.ValueIDs() {
+		if id != 0 {
+			t.Errorf("overflow series has a tag value %q", Interned()[id])
 		}
 	}
 }

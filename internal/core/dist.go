@@ -38,10 +38,14 @@ const (
 	dPad = 7
 )
 
-// newDistCells returns n cells of nb buckets in one allocation.
+// newDistCells returns n cells of nb buckets in one allocation, padded
+// apart when there are several.
 func newDistCells(n, nb int) []distCell {
 	size := dBuckets + nb
 	stride := size + dPad
+	if n == 1 {
+		stride = size
+	}
 	words := make([]uint64, n*stride)
 	cells := make([]distCell, n)
 	for i := range cells {
@@ -207,7 +211,7 @@ func (c distCell) read(buckets []int64, add bool) DistStats {
 // the statistics, combining the stripes of a contended series. It does not
 // allocate. It locks each cell only while copying it.
 func (s *Series) ReadDist(buckets []int64) DistStats {
-	st := s.dist.read(buckets, false)
+	st := s.distCell().read(buckets, false)
 	if sp := s.stripes.Load(); sp != nil {
 		for p := range sp.dists {
 			st = Merge(st, sp.dists[p].read(buckets, true))

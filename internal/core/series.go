@@ -2,9 +2,9 @@ package core
 
 import (
 	"math"
-	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Series is the aggregate of one tag-value combination of one view.
@@ -17,16 +17,19 @@ import (
 // Java's LongAdder: cold series stay small, hot ones stop sharing a cache
 // line. Readers combine the cells.
 type Series struct {
-	agg      *Aggregator
-	overflow bool     // the aggregator's overflow series: counts its records
-	vals     []string // projected values, "" when absent
-	vids     []uint32 // interned ids of vals, in the view's key-name order
-	id       uint32   // creation index within the aggregator
-	hash     uint64
-	start    int64         // creation time, Unix nanoseconds
-	word     atomic.Uint64 // Count, Sum, LastValue
-	dist     distCell      // Distribution
-	stripes  atomic.Pointer[stripes]
+	agg     *Aggregator
+	stripes atomic.Pointer[stripes]
+	word    atomic.Uint64 // Count, Sum, LastValue
+	hash    uint64
+	start   int64 // creation time, Unix nanoseconds
+	// dist is the first word of the distribution cell (Distribution only)
+	// and vids the first of the interned tag value ids in key-name order
+	// (0 for an absent key): bare pointers, the aggregator knows their
+	// lengths, so a counter series takes 64 bytes.
+	dist     *uint64
+	vids     *uint32
+	id       uint32 // creation index within the aggregator
+	overflow bool   // the aggregator's overflow series: counts its records
 }
 
 // stripes are the per-P cells of a contended series: words (Count, Sum)
@@ -37,28 +40,33 @@ type stripes struct {
 	dists []distCell      // Distribution: P cells
 }
 
+// newSeries creates the series of vals (internal key order) with v
+// recorded. Called under a.mu.
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	s := &Series{agg: a, hash: h, start: time.Now().UnixNano(), id: a.nextID}
 	a.nextID++
-	s.vals = make([]string, len(vals))
-	for i, x := range vals {
-		// Own the bytes: a value may be a slice of a large request buffer.
-		s.vals[i] = strings.Clone(x)
-	}
-	s.vids = make([]uint32, len(vals))
-	for i, p := range a.order {
-		s.vids[i] = Intern(s.vals[p])
+	if len(vals) > 0 {
+		vids := make([]uint32, len(vals))
+		for i, p := range a.order {
+			// Interned once per distinct value (Intern copies it: a value
+			// may be a slice of a large request buffer).
+			vids[i] = Intern(vals[p])
+		}
+		s.vids = &vids[0]
 	}
 	if a.kind == KindDistribution {
-		s.dist = newDistCells(1, len(a.bounds)+1)[0]
+		s.dist = &newDistCells(1, len(a.bounds)+1)[0][0]
 	}
-	s.addTo(&s.word, s.dist, v)
+	s.addTo(&s.word, s.distCell(), v)
 	return s
 }
 
-// Values returns the projected tag values, in the view's key order, "" for
-// an absent key. The caller must not modify them.
-func (s *Series) Values() []string { return s.vals }
+func (s *Series) distCell() distCell {
+	if s.dist == nil {
+		return nil
+	}
+	return unsafe.Slice(s.dist, dBuckets+len(s.agg.bounds)+1)
+}
 
 // Start returns when the series was created.
 func (s *Series) Start() time.Time { return time.Unix(0, s.start) }
@@ -67,8 +75,14 @@ func (s *Series) Start() time.Time { return time.Unix(0, s.start) }
 func (s *Series) ID() uint32 { return s.id }
 
 // ValueIDs returns the interned ids of the tag values in key-name order (0
-// for an absent key). The caller must not modify them.
-func (s *Series) ValueIDs() []uint32 { return s.vids }
+// for an absent key; Interned() maps them to strings). The caller must not
+// modify them.
+func (s *Series) ValueIDs() []uint32 {
+	if s.vids == nil {
+		return nil
+	}
+	return unsafe.Slice(s.vids, len(s.agg.keys))
+}
 
 // NextID returns the ID the next series will get: an upper bound of the
 // IDs of the live series.
@@ -94,7 +108,7 @@ func (s *Series) add(v float64) {
 		s.addTo(&st.words[p*wordsPerLine], nil, v)
 		return
 	}
-	if s.addTo(&s.word, s.dist, v) {
+	if s.addTo(&s.word, s.distCell(), v) {
 		s.inflate()
 	}
 }
