@@ -62,11 +62,14 @@ bench:
 	@mkdir -p benchmarks/out
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkRecord/' -benchmem -count=6 -benchtime=300ms . > out/record.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
+	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/encode.txt out/stats.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
 
 ## demo: the main job (same as `go run ./cmd/zerostat demo`).
 demo:
