@@ -15,6 +15,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/retry"
+	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Temporality re-exports wire's temporalities for options.
@@ -81,6 +82,9 @@ type Options struct {
 	// starting to fail, and recovering. Default: log.Printf; set a no-op
 	// function to silence it.
 	Logf func(format string, args ...any)
+	// Name tags this exporter's self-observability (package selfstats,
+	// tag "sink"). Default: "http", "writer" or "func" after the sink.
+	Name string
 }
 
 // Resource identifies the process the views belong to.
@@ -171,11 +175,14 @@ type Exporter struct {
 	stopping chan struct{}
 	done     chan struct{}
 
+	self *selfstats.Sink
+
 	// Guarded by mu.
-	queue       []queued
-	queuedBytes int
-	failing     bool
-	failedRuns  int
+	queue        []queued
+	queuedBytes  int
+	lastCycleErr error
+	failing      bool
+	failedRuns   int
 
 	exports, failures, payloads, nbytes, oversized atomic.Uint64
 	retries, dropped, droppedBytes                 atomic.Uint64
@@ -238,7 +245,18 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	default:
 		return nil, fmt.Errorf("exporter: unknown Compression %d", opts.Compression)
 	}
+	if opts.Name == "" {
+		switch sink.(type) {
+		case *HTTPSink:
+			opts.Name = "http"
+		case *WriterSink:
+			opts.Name = "writer"
+		default:
+			opts.Name = "func"
+		}
+	}
 	e.opts = opts
+	e.self = selfstats.NewSink(opts.Name)
 	e.enc = newEncoder(opts.MaxPayloadBytes, opts.Temporality, opts.Resource.attributes())
 	return e, nil
 }
@@ -310,6 +328,12 @@ func (e *Exporter) Export(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.exports.Add(1)
+	began := time.Now()
+	retries0, dropped0 := e.retries.Load(), e.dropped.Load()
+	defer func() {
+		e.self.Export(e.lastCycleErr, time.Since(began), int(e.retries.Load()-retries0), int(e.dropped.Load()-dropped0))
+	}()
+	selfstats.RecordViews() // zerostat/live_series and overflowed_recordings, in this snapshot
 	err := e.flushQueue(ctx)
 	now := time.Now()
 	start := e.lastEnd
@@ -330,6 +354,7 @@ func (e *Exporter) Export(ctx context.Context) error {
 	}
 	e.queuedN.Store(int64(len(e.queue)))
 	e.queuedB.Store(int64(e.queuedBytes))
+	e.lastCycleErr = err
 	if err != nil {
 		e.failures.Add(1)
 		stored := err // a copy, so err itself does not escape on success
@@ -434,6 +459,7 @@ func (e *Exporter) deliver(ctx context.Context, p Payload) error {
 	}
 	e.payloads.Add(1)
 	e.nbytes.Add(uint64(len(p.Data)))
+	e.self.Payload(len(p.Data))
 	return nil
 }
 

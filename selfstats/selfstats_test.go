@@ -1,0 +1,92 @@
+package selfstats_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/selfstats"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+func TestHealthViewsShipped(t *testing.T) {
+	if err := selfstats.Register(); err != nil {
+		t.Fatal(err)
+	}
+	defer selfstats.Unregister()
+	k := tag.MustNewKey("k")
+	m := stats.Int64("self/app", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k}, CardinalityLimit: 5}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	for i := range 12 {
+		ctx, _ := tag.New(context.Background(), tag.Upsert(k, fmt.Sprint(i)))
+		stats.Record(ctx, m.M(1))
+	}
+
+	var last *wire.Payload
+	fail := false
+	sink := exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		if fail {
+			return errors.New("down")
+		}
+		var err error
+		last, err = wire.Decode(p.Data)
+		return err
+	})
+	e, err := exporter.New(sink, exporter.Options{Name: "test-sink", Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_ = e.Export(ctx) // ok
+	fail = true
+	_ = e.Export(ctx) // error
+	fail = false
+	if err := e.Export(ctx); err != nil { // ok: carries the two before it
+		t.Fatal(err)
+	}
+	find := func(name string) *wire.View {
+		for i := range last.Views {
+			if last.Views[i].Name == name {
+				return &last.Views[i]
+			}
+		}
+		t.Fatalf("view %s not exported", name)
+		return nil
+	}
+	counts := map[string]uint64{}
+	ex := find("zerostat/exports")
+	for _, r := range ex.Rows {
+		counts[fmt.Sprint(r.Values)] = r.Count
+	}
+	// Keys sorted by name: result, sink.
+	if counts["[ok test-sink]"] != 1 || counts["[error test-sink]"] != 1 {
+		t.Errorf("zerostat/exports rows %v; want 1 ok and 1 error so far (the current export records after it is sent)", counts)
+	}
+	live := find("zerostat/live_series")
+	gotLive, gotOverflow := -1.0, -1.0
+	for _, r := range live.Rows {
+		if r.Values[0] == v.Name {
+			gotLive = r.Value
+		}
+	}
+	for _, r := range find("zerostat/overflowed_recordings").Rows {
+		if r.Values[0] == v.Name {
+			gotOverflow = r.Value
+		}
+	}
+	if gotLive != 5 || gotOverflow != 7 {
+		t.Errorf("live_series %v, overflowed_recordings %v for %s; want 5 and 7", gotLive, gotOverflow, v.Name)
+	}
+	if pb := find("zerostat/payload_bytes"); len(pb.Rows) != 1 || pb.Rows[0].Count < 1 {
+		t.Errorf("payload_bytes rows %+v", pb.Rows)
+	}
+}
