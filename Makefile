@@ -1,6 +1,6 @@
 # zerostat — every check CI runs is `make test` (see .ci/run).
 GO       ?= go
-FUZZTIME ?= 8s
+FUZZTIME ?= 6s
 
 .PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate bench demo bench-smoke
 
@@ -40,6 +40,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./tag
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/msgpack
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./exporter/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./exporter/receiver
+	$(GO) test -run '^$$' -fuzz '^FuzzSnapshotRoundTrip$$' -fuzztime $(FUZZTIME) ./exporter
 
 bench-module:
 	cd benchmarks && $(GO) test -count=1 ./...

@@ -17,7 +17,7 @@ import (
 	"github.com/zerostat/zerostat/view"
 )
 
-func payload(t *testing.T) []byte {
+func payload(t testing.TB) []byte {
 	t.Helper()
 	m := stats.Int64("receiver/m", "", "")
 	v := &view.View{Measure: m, Aggregation: view.Count()}

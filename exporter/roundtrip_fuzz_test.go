@@ -1,0 +1,103 @@
+package exporter
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+var fuzzKeys = []tag.Key{tag.MustNewKey("fa"), tag.MustNewKey("fb"), tag.MustNewKey("fc")}
+
+// FuzzSnapshotRoundTrip builds a registry from the fuzzer's bytes (views of
+// every aggregation, 0-3 keys, values, a cardinality limit, a payload cap),
+// exports it, decodes every payload and checks it against RetrieveData.
+func FuzzSnapshotRoundTrip(f *testing.F) {
+	f.Add([]byte("seed: a few views and values"), uint16(2048))
+	f.Add([]byte{3, 1, 2, 250, 0, 0, 0x80, 0x7f, 0xff, 0xff, 9, 9, 9}, uint16(1024))
+	f.Fuzz(func(t *testing.T, data []byte, capBytes uint16) {
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		nViews := int(next()%4) + 1
+		var vs []*view.View
+		var ms []*stats.Float64Measure
+		for i := range nViews {
+			fuzzSeq++
+			name := fmt.Sprintf("fuzz/%d/%d", fuzzSeq, i)
+			m := stats.Float64(name, "d", "ms")
+			agg := []*view.Aggregation{view.Count(), view.Sum(), view.Distribution(1, 10, 100), view.LastValue()}[next()%4]
+			v := &view.View{Name: name, Measure: m, Aggregation: agg, TagKeys: fuzzKeys[:next()%4], CardinalityLimit: int(next()%8) + 1}
+			vs = append(vs, v)
+			ms = append(ms, m)
+		}
+		if err := view.Register(vs...); err != nil {
+			t.Fatal(err)
+		}
+		defer view.Unregister(vs...)
+		for len(data) >= 12 { // 1 view byte, 3 tag bytes, 8 value bytes
+			i := int(next()) % nViews
+			var muts []tag.Mutator
+			for _, k := range fuzzKeys {
+				muts = append(muts, tag.Upsert(k, string(rune('a'+next()%5))))
+			}
+			bits := binary.LittleEndian.Uint64(data[:8])
+			data = data[8:]
+			x := math.Float64frombits(bits)
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > 1e100 {
+				x = float64(bits % 1000)
+			}
+			if err := stats.RecordWithTags(context.Background(), muts, ms[i].M(x)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []*wire.Payload
+		e, err := New(FuncSink(func(_ context.Context, p Payload) error {
+			pl, err := wire.Decode(p.Data)
+			if err != nil {
+				return fmt.Errorf("payload %d.%d does not decode: %w", p.Sequence, p.Part, err)
+			}
+			got = append(got, pl)
+			return nil
+		}), Options{MaxPayloadBytes: int(capBytes)%8192 + MinMaxPayloadBytes, Logf: func(string, ...any) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			want, err := view.RetrieveData(v.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows, overflows int
+			for _, p := range got {
+				for _, pv := range p.Views {
+					if pv.Name == v.Name {
+						rows += len(pv.Rows)
+						if pv.Overflow != nil {
+							overflows++
+						}
+					}
+				}
+			}
+			if rows+overflows != len(want) || overflows > 1 {
+				t.Fatalf("%s: %d rows and %d overflow rows exported; RetrieveData has %d rows", v.Name, rows, overflows, len(want))
+			}
+		}
+	})
+}
+
+var fuzzSeq int
