@@ -6,9 +6,11 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,12 +32,12 @@ func (p Policy) ceiling(attempt int) time.Duration {
 	}
 	d := ini
 	for range attempt {
-		d *= 2
-		if d >= mx {
+		if d >= mx/2 { // also keeps d*2 from overflowing
 			return mx
 		}
+		d *= 2
 	}
-	return d
+	return min(d, mx)
 }
 
 // Backoff returns the wait before retry number attempt (0 for the first).
@@ -58,8 +60,8 @@ func (e *Error) Unwrap() error { return e.Err }
 func Retryable(err error, after time.Duration) error { return &Error{Err: err, RetryAfter: after} }
 
 // Do calls fn until it succeeds, returns an error that is not Retryable, or
-// the next wait would pass ctx's deadline (then the last error is
-// returned). It reports the attempts made.
+// the next wait would pass ctx's deadline (then the last error is returned,
+// wrapped with why it was not retried). It reports the attempts made.
 func Do(ctx context.Context, p Policy, fn func(ctx context.Context) error) (attempts int, err error) {
 	for attempt := 0; ; attempt++ {
 		err = fn(ctx)
@@ -76,13 +78,13 @@ func Do(ctx context.Context, p Policy, fn func(ctx context.Context) error) (atte
 			wait = re.RetryAfter
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return attempts, err
+			return attempts, fmt.Errorf("%w (not retried: waiting %v would pass the deadline)", err, wait.Round(time.Millisecond))
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return attempts, err
+			return attempts, fmt.Errorf("%w (retry abandoned: %w)", err, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -103,6 +105,7 @@ func HTTPStatusRetryable(code int) bool {
 // date (RFC 9110, 10.2.3). It returns 0 when absent or malformed; the
 // result is capped at max.
 func ParseRetryAfter(h string, now time.Time, max time.Duration) time.Duration {
+	h = strings.TrimSpace(h)
 	if h == "" {
 		return 0
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package otlpcheck
+
+const raceEnabled = false

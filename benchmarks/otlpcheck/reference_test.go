@@ -1,0 +1,336 @@
+package otlpcheck
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/view"
+)
+
+// The reference conversion: the OTLP request for the same data, built with
+// the official types from what the public API reports (view.RetrieveData
+// rows), independently of exporter/otlp. It follows the mapping documented
+// in exporter/otlp: Count → monotonic Sum of ints; Sum → non-monotonic Sum
+// of doubles; LastValue → Gauge; Distribution → Histogram with explicit
+// bounds (sum only when no value is negative; with delta temporality, min
+// and max only for a series' first interval). The overflow row of a view
+// past its cardinality limit has the bool attribute otel.metric.overflow.
+
+// snapshot is the rows of some views at one time, by view name.
+type snapshot map[string][]*view.Row
+
+// retrieve returns the rows of vs now.
+func retrieve(vs []*view.View) (snapshot, error) {
+	s := snapshot{}
+	for _, v := range vs {
+		rows, err := view.RetrieveData(v.Name)
+		if err != nil {
+			return nil, err
+		}
+		s[v.Name] = rows
+	}
+	return s, nil
+}
+
+// rowKey identifies a row within its view by its tags.
+func rowKey(r *view.Row) string {
+	var sb strings.Builder
+	for _, t := range r.Tags {
+		fmt.Fprintf(&sb, "%s=%s\x00", t.Key.Name(), t.Value)
+	}
+	return sb.String()
+}
+
+func strAttr(k, v string) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+}
+
+// times are a metric's timestamps, which the reference cannot know: the
+// test checks them separately and hands them over.
+type times struct{ start, end uint64 }
+
+// referenceMetrics converts the rows of vs (sorted by name, as the
+// exporter writes them) at cur; prev is the snapshot of the previous
+// export for delta temporality, nil for cumulative. ts gives each view's
+// timestamps.
+func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) []*metricspb.Metric {
+	vs = slices.SortedFunc(slices.Values(vs), func(a, b *view.View) int { return strings.Compare(a.Name, b.Name) })
+	delta := prev != nil
+	temporality := metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE
+	if delta {
+		temporality = metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA
+	}
+	var out []*metricspb.Metric
+	for _, v := range vs {
+		before := map[string]*view.Row{}
+		for _, r := range prev[v.Name] {
+			before[rowKey(r)] = r
+		}
+		t := ts[v.Name]
+		m := &metricspb.Metric{Name: v.Name, Description: v.Description, Unit: v.Measure.Unit()}
+		attrs := func(r *view.Row) []*commonpb.KeyValue {
+			var kvs []*commonpb.KeyValue
+			for _, tg := range r.Tags {
+				if tg.Key == view.OverflowKey { // the overflow row: a bool, as OTel SDKs write it
+					kvs = append(kvs, &commonpb.KeyValue{Key: tg.Key.Name(),
+						Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: tg.Value == "true"}}})
+					continue
+				}
+				kvs = append(kvs, strAttr(tg.Key.Name(), tg.Value))
+			}
+			return kvs
+		}
+		var n int
+		switch v.Aggregation.Type {
+		case view.AggTypeCount:
+			sum := &metricspb.Sum{AggregationTemporality: temporality, IsMonotonic: true}
+			for _, r := range cur[v.Name] {
+				c := r.Data.(*view.CountData).Value
+				if b := before[rowKey(r)]; b != nil {
+					c -= b.Data.(*view.CountData).Value
+				}
+				if delta && c == 0 {
+					continue
+				}
+				sum.DataPoints = append(sum.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
+					StartTimeUnixNano: t.start, TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsInt{AsInt: c}})
+			}
+			m.Data, n = &metricspb.Metric_Sum{Sum: sum}, len(sum.DataPoints)
+		case view.AggTypeSum:
+			sum := &metricspb.Sum{AggregationTemporality: temporality}
+			for _, r := range cur[v.Name] {
+				x := r.Data.(*view.SumData).Value
+				if b := before[rowKey(r)]; b != nil {
+					x -= b.Data.(*view.SumData).Value
+				}
+				if delta && x == 0 {
+					continue
+				}
+				sum.DataPoints = append(sum.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
+					StartTimeUnixNano: t.start, TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: x}})
+			}
+			m.Data, n = &metricspb.Metric_Sum{Sum: sum}, len(sum.DataPoints)
+		case view.AggTypeLastValue:
+			g := &metricspb.Gauge{}
+			for _, r := range cur[v.Name] {
+				g.DataPoints = append(g.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
+					TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: r.Data.(*view.LastValueData).Value}})
+			}
+			m.Data, n = &metricspb.Metric_Gauge{Gauge: g}, len(g.DataPoints)
+		default:
+			h := &metricspb.Histogram{AggregationTemporality: temporality}
+			for _, r := range cur[v.Name] {
+				d := r.Data.(*view.DistributionData)
+				count, sum := uint64(d.Count), d.Sum()
+				buckets := make([]uint64, len(d.CountPerBucket))
+				for i, c := range d.CountPerBucket {
+					buckets[i] = uint64(c)
+				}
+				first := true
+				if b := before[rowKey(r)]; b != nil {
+					bd := b.Data.(*view.DistributionData)
+					first = false
+					count -= uint64(bd.Count)
+					sum -= bd.Sum()
+					for i, c := range bd.CountPerBucket {
+						buckets[i] -= uint64(c)
+					}
+				}
+				if count == 0 {
+					continue
+				}
+				dp := &metricspb.HistogramDataPoint{Attributes: attrs(r), StartTimeUnixNano: t.start, TimeUnixNano: t.end,
+					Count: count, BucketCounts: buckets}
+				if len(d.Bounds()) > 0 {
+					dp.ExplicitBounds = d.Bounds()
+				}
+				if d.Min >= 0 {
+					dp.Sum = proto.Float64(sum)
+				}
+				if first {
+					dp.Min, dp.Max = proto.Float64(d.Min), proto.Float64(d.Max)
+				}
+				h.DataPoints = append(h.DataPoints, dp)
+			}
+			m.Data, n = &metricspb.Metric_Histogram{Histogram: h}, len(h.DataPoints)
+		}
+		if n > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// scopeVersion is the version of github.com/zerostat/zerostat in this
+// binary's build information, computed here independently of the
+// exporter.
+func scopeVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/zerostat/zerostat" && d.Version != "(devel)" {
+			return d.Version
+		}
+	}
+	return ""
+}
+
+// referenceRequest wraps metrics in a request for resource r.
+func referenceRequest(r exporter.Resource, metrics []*metricspb.Metric) *colmetricspb.ExportMetricsServiceRequest {
+	host := r.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	res := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{
+		strAttr("service.name", cmp.Or(r.ServiceName, "unknown_service")),
+		strAttr("host.name", host),
+		{Key: "process.pid", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(cmp.Or(r.PID, os.Getpid()))}}},
+	}}
+	for _, a := range r.Attributes {
+		res.Attributes = append(res.Attributes, strAttr(a.Key, a.Value))
+	}
+	return &colmetricspb.ExportMetricsServiceRequest{ResourceMetrics: []*metricspb.ResourceMetrics{{
+		Resource: res,
+		ScopeMetrics: []*metricspb.ScopeMetrics{{
+			Scope:   &commonpb.InstrumentationScope{Name: "github.com/zerostat/zerostat", Version: scopeVersion()},
+			Metrics: metrics,
+		}},
+	}}}
+}
+
+// keepMetrics returns a copy of req keeping only the metrics whose name
+// starts with prefix (other tests' views are registered in the same
+// process), with each metric's data points sorted by attributes (their
+// order has no meaning: the exporter writes them in hash-table order, the
+// rows are sorted by tag values).
+func keepMetrics(req *colmetricspb.ExportMetricsServiceRequest, prefix string) *colmetricspb.ExportMetricsServiceRequest {
+	req = proto.Clone(req).(*colmetricspb.ExportMetricsServiceRequest)
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			sm.Metrics = slices.DeleteFunc(sm.Metrics, func(m *metricspb.Metric) bool { return !strings.HasPrefix(m.Name, prefix) })
+			for _, m := range sm.Metrics {
+				sortPoints(m)
+			}
+		}
+	}
+	return req
+}
+
+func attrsKey(kvs []*commonpb.KeyValue) string {
+	var sb strings.Builder
+	for _, kv := range kvs {
+		sb.WriteString(prototext.Format(kv))
+		sb.WriteByte(0)
+	}
+	return sb.String()
+}
+
+func sortPoints(m *metricspb.Metric) {
+	switch d := m.Data.(type) {
+	case *metricspb.Metric_Sum:
+		slices.SortFunc(d.Sum.DataPoints, func(a, b *metricspb.NumberDataPoint) int {
+			return strings.Compare(attrsKey(a.Attributes), attrsKey(b.Attributes))
+		})
+	case *metricspb.Metric_Gauge:
+		slices.SortFunc(d.Gauge.DataPoints, func(a, b *metricspb.NumberDataPoint) int {
+			return strings.Compare(attrsKey(a.Attributes), attrsKey(b.Attributes))
+		})
+	case *metricspb.Metric_Histogram:
+		slices.SortFunc(d.Histogram.DataPoints, func(a, b *metricspb.HistogramDataPoint) int {
+			return strings.Compare(attrsKey(a.Attributes), attrsKey(b.Attributes))
+		})
+	}
+}
+
+// diff describes how got and want differ, metric by metric ("" if they
+// are equal).
+func diff(got, want *colmetricspb.ExportMetricsServiceRequest) string {
+	if proto.Equal(got, want) {
+		return ""
+	}
+	if len(got.ResourceMetrics) != 1 || len(want.ResourceMetrics) != 1 ||
+		len(got.ResourceMetrics[0].ScopeMetrics) != 1 || len(want.ResourceMetrics[0].ScopeMetrics) != 1 {
+		return fmt.Sprintf("got:\n%s\nwant:\n%s", prototext.Format(got), prototext.Format(want))
+	}
+	var sb strings.Builder
+	g, w := got.ResourceMetrics[0], want.ResourceMetrics[0]
+	if !proto.Equal(g.Resource, w.Resource) {
+		fmt.Fprintf(&sb, "resource: got %v; want %v\n", prototext.Format(g.Resource), prototext.Format(w.Resource))
+	}
+	gs, ws := g.ScopeMetrics[0], w.ScopeMetrics[0]
+	if !proto.Equal(gs.Scope, ws.Scope) {
+		fmt.Fprintf(&sb, "scope: got %v; want %v\n", prototext.Format(gs.Scope), prototext.Format(ws.Scope))
+	}
+	byName := func(ms []*metricspb.Metric) map[string]*metricspb.Metric {
+		out := map[string]*metricspb.Metric{}
+		for _, m := range ms {
+			out[m.Name] = m
+		}
+		return out
+	}
+	gm, wm := byName(gs.Metrics), byName(ws.Metrics)
+	for name, m := range wm {
+		switch o := gm[name]; {
+		case o == nil:
+			fmt.Fprintf(&sb, "metric %q: missing; want:\n%s\n", name, prototext.Format(m))
+		case !proto.Equal(o, m):
+			fmt.Fprintf(&sb, "metric %q:\ngot:\n%s\nwant:\n%s\n", name, prototext.Format(o), prototext.Format(m))
+		}
+	}
+	for name, m := range gm {
+		if wm[name] == nil {
+			fmt.Fprintf(&sb, "metric %q: unexpected:\n%s\n", name, prototext.Format(m))
+		}
+	}
+	if sb.Len() == 0 {
+		sb.WriteString("the requests differ in metric order or in fields outside the metrics\n")
+	}
+	return sb.String()
+}
+
+// pointTimes returns the start and end times of m's data points, and
+// whether they all agree.
+func pointTimes(m *metricspb.Metric) (t times, ok bool) {
+	var pts [][2]uint64
+	switch d := m.Data.(type) {
+	case *metricspb.Metric_Sum:
+		for _, p := range d.Sum.DataPoints {
+			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+		}
+	case *metricspb.Metric_Gauge:
+		for _, p := range d.Gauge.DataPoints {
+			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+		}
+	case *metricspb.Metric_Histogram:
+		for _, p := range d.Histogram.DataPoints {
+			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+		}
+	}
+	if len(pts) == 0 {
+		return t, false
+	}
+	for _, p := range pts[1:] {
+		if p != pts[0] {
+			return t, false
+		}
+	}
+	return times{pts[0][0], pts[0][1]}, true
+}
+
+func ns(t time.Time) uint64 { return uint64(t.UnixNano()) }

@@ -1,0 +1,517 @@
+package otlp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/internal/core"
+)
+
+// ScopeName is the instrumentation scope name of every metric written.
+const ScopeName = "github.com/zerostat/zerostat"
+
+// ScopeVersion returns the instrumentation scope version written: the
+// version of module github.com/zerostat/zerostat in the binary's build
+// information, or "" when it has none (a development build). It is read
+// once.
+func ScopeVersion() string { return scopeVersion() }
+
+var scopeVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	v := ""
+	if bi.Main.Path == ScopeName {
+		v = bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == ScopeName {
+			v = d.Version
+		}
+	}
+	if v == "(devel)" {
+		v = ""
+	}
+	return v
+})
+
+// OverflowAttribute is the attribute, with the value true, of the data
+// point that aggregates the recordings of a view beyond its cardinality
+// limit (view.CardinalityLimit), as OpenTelemetry SDKs write it
+// (https://opentelemetry.io/docs/specs/otel/metrics/sdk/#overflow-attribute).
+const OverflowAttribute = "otel.metric.overflow"
+
+// overflowAttr is the encoded KeyValue otel.metric.overflow=true (a bool),
+// without its tag and length.
+var overflowAttr = func() []byte {
+	b := appendString(nil, tagKVKey, OverflowAttribute)
+	return append(b, tagKVValue, 2, tagAnyBool, 1)
+}()
+
+// point is one data point read in the first pass over a view's series:
+// its values and the size of its encoded message.
+type point struct {
+	s          *core.Series
+	overflow   bool    // s is the view's overflow series
+	count      uint64  // Count; a distribution's count
+	value      float64 // Sum, LastValue; a distribution's sum
+	min, max   float64 // a distribution's
+	hasSum     bool    // a distribution's sum is written (no negative values)
+	hasMinMax  bool    // a distribution's min and max are known for the interval
+	size       int     // encoded size of the data point message
+	countsFrom int     // a distribution's bucket counts: Encoder.counts[countsFrom:countsFrom+len(bounds)+1]
+}
+
+// distPrevFixed is the number of words a distribution's delta state keeps
+// before its bucket counts: count, mean, m2, sum.
+const distPrevFixed = 4
+
+// viewState is what delta temporality remembers of a view between
+// encodings: per series (indexed by core.Series.ID) the raw values last
+// written, and when.
+type viewState struct {
+	seen   uint64 // encoding that last saw the view
+	last   uint64 // end time of that encoding, Unix ns
+	stride int
+	prev   []uint64
+}
+
+// Encoder writes snapshots of every registered view as OTLP
+// ExportMetricsServiceRequest messages in the protobuf binary encoding
+// (the body of an OTLP/HTTP or the message of an OTLP/gRPC export).
+//
+// Mapping: a Count view becomes a monotonic Sum of integers; a Sum view a
+// non-monotonic Sum of doubles (a Sum view can receive negative values); a
+// LastValue view a Gauge; a Distribution view a Histogram with explicit
+// bounds, count, sum, bucket counts, min and max. Each series is one data
+// point, with its tag values as string attributes (absent keys left out);
+// a view's overflow series has the attribute otel.metric.overflow=true.
+// The package documentation lists what cannot be mapped exactly.
+//
+// An Encoder is not safe for concurrent use. Its buffers are reused from
+// one Encode to the next: in steady state Encode allocates nothing.
+type Encoder struct {
+	temporality Temporality
+	resource    []byte // the encoded ResourceMetrics.resource field
+	scope       []byte // the encoded ScopeMetrics.scope field
+	headRoom    int    // bytes reserved before the metrics: see Encode
+
+	buf     []byte
+	head    []byte
+	strs    []string
+	series  []*core.Series
+	points  []point
+	counts  []uint64 // bucket counts of the distribution points
+	buckets []int64  // ReadDist's buffer
+	keys    []byte   // the current view's encoded KeyValue.key fields, one per tag key
+	keyOff  []int    // key i is keys[keyOff[i]:keyOff[i+1]]
+	bounds  []byte   // the current view's encoded explicit_bounds field
+	state   map[*core.Aggregator]*viewState
+	seq     uint64
+	npoints int
+}
+
+// NewEncoder returns an encoder writing values with temporality t (Cumulative
+// or Delta), for the process described by r (empty fields get the
+// defaults described at Options.Resource).
+func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
+	if t != Cumulative && t != Delta {
+		return nil, fmt.Errorf("otlp: unknown Temporality %d", t)
+	}
+	if r.ServiceName == "" {
+		r.ServiceName = "unknown_service"
+	}
+	if r.Host == "" {
+		r.Host, _ = os.Hostname()
+	}
+	if r.PID == 0 {
+		r.PID = os.Getpid()
+	}
+	e := &Encoder{temporality: t, state: map[*core.Aggregator]*viewState{}}
+
+	var attrs []byte
+	attrs = appendStringAttr(attrs, tagResourceAttributes, "service.name", r.ServiceName)
+	attrs = appendStringAttr(attrs, tagResourceAttributes, "host.name", r.Host)
+	attrs = appendIntAttr(attrs, tagResourceAttributes, "process.pid", int64(r.PID))
+	for _, a := range r.Attributes {
+		if a.Key == "" {
+			return nil, errors.New("otlp: a Resource attribute has an empty key")
+		}
+		attrs = appendStringAttr(attrs, tagResourceAttributes, a.Key, a.Value)
+	}
+	e.resource = append(appendLen(nil, tagRMResource, len(attrs)), attrs...)
+
+	var scope []byte
+	scope = appendString(scope, tagScopeName, ScopeName)
+	if v := ScopeVersion(); v != "" {
+		scope = appendString(scope, tagScopeVersion, v)
+	}
+	e.scope = append(appendLen(nil, tagSMScope, len(scope)), scope...)
+
+	// The request's head: two tags with their lengths (at most 10 bytes
+	// each as varints), the resource and the scope.
+	e.headRoom = 2*(1+10) + len(e.resource) + len(e.scope)
+	return e, nil
+}
+
+// stringAttrSize returns the size of a KeyValue with a string value,
+// without its own tag and length.
+func stringAttrSize(keyField int, value string) int {
+	return keyField + lenFieldSize(lenFieldSize(len(value)))
+}
+
+func appendStringAttr(b []byte, tag byte, key, value string) []byte {
+	b = appendLen(b, tag, stringAttrSize(lenFieldSize(len(key)), value))
+	b = appendString(b, tagKVKey, key)
+	b = appendLen(b, tagKVValue, lenFieldSize(len(value)))
+	return appendString(b, tagAnyString, value)
+}
+
+func appendIntAttr(b []byte, tag byte, key string, v int64) []byte {
+	anyLen := 1 + varintSize(uint64(v))
+	b = appendLen(b, tag, lenFieldSize(len(key))+lenFieldSize(anyLen))
+	b = appendString(b, tagKVKey, key)
+	b = appendLen(b, tagKVValue, anyLen)
+	return appendVarint(append(b, tagAnyInt), uint64(v))
+}
+
+// Points returns the number of data points in the last request Encode
+// returned.
+func (e *Encoder) Points() int { return e.npoints }
+
+// Encode snapshots the registered views at end and returns the request.
+// The bytes are the encoder's: they are valid until the next Encode.
+//
+// With Delta temporality each series' data point holds what was recorded
+// since the previous Encode (since the view was registered, the first
+// time), and series with nothing new are left out; each Encode advances
+// that state, whether or not the request is then delivered.
+//
+// Cost: one atomic read of each series (a distribution cell is locked
+// while it is copied), and writing each byte once. Sub-message lengths are
+// computed before the messages are written, view by view, except the
+// lengths of the two outermost messages, which enclose every metric: the
+// metrics are written after room reserved for those heads, and the heads
+// are then written right-aligned against the metrics, so nothing is moved.
+func (e *Encoder) Encode(end time.Time) []byte {
+	e.seq++
+	e.npoints = 0
+	e.strs = core.Interned()
+	endNs := uint64(end.UnixNano())
+	b := e.buf[:0]
+	if cap(b) < e.headRoom {
+		b = make([]byte, 0, 2*e.headRoom)
+	}
+	b = b[:e.headRoom]
+	for _, v := range core.Views() {
+		b = e.appendMetric(b, v, endNs)
+	}
+	if e.temporality == Delta { // forget the views no longer registered
+		for a, st := range e.state {
+			if st.seen != e.seq {
+				delete(e.state, a)
+			}
+		}
+	}
+	sm := len(e.scope) + len(b) - e.headRoom // ScopeMetrics
+	rm := len(e.resource) + lenFieldSize(sm) // ResourceMetrics
+	h := appendLen(e.head[:0], tagRequestResourceMetrics, rm)
+	h = append(h, e.resource...)
+	h = appendLen(h, tagRMScopeMetrics, sm)
+	h = append(h, e.scope...)
+	e.head = h
+	from := e.headRoom - len(h)
+	copy(b[from:], h)
+	e.buf = b
+	return b[from:]
+}
+
+// str returns the interned string sid.
+func (e *Encoder) str(sid uint32) string {
+	if int(sid) >= len(e.strs) {
+		e.strs = core.Interned() // interned since the encoding began
+	}
+	return e.strs[sid]
+}
+
+// appendMetric appends v as a Metric, in two passes over its series: the
+// first reads the values (advancing the delta state) and sizes each data
+// point; the second writes. A view without data points is left out.
+func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
+	a := v.Agg
+	kind := a.Kind()
+	bounds := a.Bounds()
+	nb := len(bounds) + 1
+	start := uint64(a.Start().UnixNano())
+	var st *viewState
+	if e.temporality == Delta {
+		st = e.state[a]
+		if st == nil {
+			st = &viewState{stride: 1}
+			if kind == core.KindDistribution {
+				st.stride = distPrevFixed + nb
+			}
+			e.state[a] = st
+		}
+		if st.last != 0 {
+			start = st.last
+		}
+		st.seen, st.last = e.seq, end
+	}
+	if kind == core.KindDistribution {
+		if cap(e.buckets) < nb {
+			e.buckets = make([]int64, nb)
+		}
+		e.buckets = e.buckets[:nb]
+	}
+
+	// Each key's KeyValue.key field, encoded once per view, in key-name
+	// order (the order of Series.ValueIDs).
+	e.keys, e.keyOff = e.keys[:0], append(e.keyOff[:0], 0)
+	for _, k := range v.KeyIDs {
+		e.keys = appendString(e.keys, tagKVKey, e.str(k))
+		e.keyOff = append(e.keyOff, len(e.keys))
+	}
+
+	// Pass 1: read and size.
+	var fixed int // size of the fields every data point of the view has
+	switch kind {
+	case core.KindCount, core.KindSum:
+		fixed = 3 * fixedFieldSize // start, time, value
+	case core.KindLastValue:
+		fixed = 2 * fixedFieldSize // time, value
+	default:
+		fixed = 3*fixedFieldSize + lenFieldSize(8*nb) // start, time, count, bucket_counts
+		if len(bounds) > 0 {
+			fixed += lenFieldSize(8 * len(bounds))
+		}
+	}
+	e.series = a.AppendSeries(e.series[:0])
+	overflow := a.Overflow()
+	if overflow != nil {
+		e.series = append(e.series, overflow)
+	}
+	e.points = e.points[:0]
+	e.counts = e.counts[:0]
+	data := 0 // the Gauge, Sum or Histogram message
+	for _, s := range e.series {
+		p := point{s: s, overflow: s == overflow}
+		if !e.read(kind, s, st, &p) {
+			continue
+		}
+		p.size = fixed
+		if p.overflow {
+			p.size += lenFieldSize(len(overflowAttr))
+		}
+		for i, sid := range s.ValueIDs() {
+			if sid != 0 {
+				p.size += lenFieldSize(stringAttrSize(e.keyOff[i+1]-e.keyOff[i], e.str(sid)))
+			}
+		}
+		if p.hasSum {
+			p.size += fixedFieldSize
+		}
+		if p.hasMinMax {
+			p.size += 2 * fixedFieldSize
+		}
+		data += lenFieldSize(p.size)
+		e.points = append(e.points, p)
+	}
+	if len(e.points) == 0 {
+		return b
+	}
+	e.npoints += len(e.points)
+
+	var dataTag byte
+	temporality := uint64(temporalityCumulative)
+	if e.temporality == Delta {
+		temporality = temporalityDelta
+	}
+	switch kind {
+	case core.KindCount:
+		dataTag = tagMetricSum
+		data += 2 + 2 // aggregation_temporality, is_monotonic
+	case core.KindSum:
+		dataTag = tagMetricSum
+		data += 2 // aggregation_temporality; is_monotonic false is left out
+	case core.KindLastValue:
+		dataTag = tagMetricGauge
+	default:
+		dataTag = tagMetricHistogram
+		data += 2 // aggregation_temporality
+		e.bounds = e.bounds[:0]
+		if len(bounds) > 0 {
+			e.bounds = appendLen(e.bounds, tagHDPExplicitBounds, 8*len(bounds))
+			for _, x := range bounds {
+				e.bounds = appendFixed64(e.bounds, math.Float64bits(x))
+			}
+		}
+	}
+	name, desc, unit := e.str(v.NameID), e.str(v.DescriptionID), e.str(v.UnitID)
+	metric := lenFieldSize(len(name)) + lenFieldSize(data)
+	if desc != "" {
+		metric += lenFieldSize(len(desc))
+	}
+	if unit != "" {
+		metric += lenFieldSize(len(unit))
+	}
+
+	// Pass 2: write, the fields of each message in protobuf-go's order
+	// (by field number, the members of a oneof last), so that our bytes are
+	// exactly proto.Marshal's for the message they decode to (tested).
+	b = appendLen(b, tagSMMetrics, metric)
+	b = appendString(b, tagMetricName, name)
+	if desc != "" {
+		b = appendString(b, tagMetricDescription, desc)
+	}
+	if unit != "" {
+		b = appendString(b, tagMetricUnit, unit)
+	}
+	b = appendLen(b, dataTag, data)
+	for i := range e.points {
+		p := &e.points[i]
+		b = appendLen(b, tagDataPoints, p.size)
+		switch kind {
+		case core.KindCount:
+			b = appendFixed(b, tagNDPStart, start)
+			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
+			b = appendFixed(b, tagNDPAsInt, p.count)
+		case core.KindSum:
+			b = appendFixed(b, tagNDPStart, start)
+			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
+			b = appendFixed(b, tagNDPAsDouble, math.Float64bits(p.value))
+		case core.KindLastValue:
+			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
+			b = appendFixed(b, tagNDPAsDouble, math.Float64bits(p.value))
+		default:
+			b = appendFixed(b, tagHDPStart, start)
+			b = appendFixed(b, tagHDPTime, end)
+			b = appendFixed(b, tagHDPCount, p.count)
+			if p.hasSum {
+				b = appendFixed(b, tagHDPSum, math.Float64bits(p.value))
+			}
+			b = appendLen(b, tagHDPBucketCounts, 8*nb)
+			for _, c := range e.counts[p.countsFrom : p.countsFrom+nb] {
+				b = appendFixed64(b, c)
+			}
+			b = append(b, e.bounds...)
+			b = e.appendAttrs(b, tagHDPAttributes, v.KeyIDs, p)
+			if p.hasMinMax {
+				b = appendFixed(b, tagHDPMin, math.Float64bits(p.min))
+				b = appendFixed(b, tagHDPMax, math.Float64bits(p.max))
+			}
+		}
+	}
+	if kind != core.KindLastValue { // a Gauge has no temporality
+		b = append(b, tagTemporality, byte(temporality))
+	}
+	if kind == core.KindCount {
+		b = append(b, tagMonotonic, 1)
+	}
+	return b
+}
+
+// appendAttrs appends the attributes of p: its series' tag values with the
+// view's keys (keys, in key-name order as the values), leaving out absent
+// keys (value id 0); for the overflow series, otel.metric.overflow=true.
+func (e *Encoder) appendAttrs(b []byte, tag byte, keys []uint32, p *point) []byte {
+	if p.overflow {
+		b = appendLen(b, tag, len(overflowAttr))
+		b = append(b, overflowAttr...)
+	}
+	for i, sid := range p.s.ValueIDs() {
+		if sid == 0 {
+			continue
+		}
+		key, v := e.keys[e.keyOff[i]:e.keyOff[i+1]], e.str(sid)
+		anyLen := lenFieldSize(len(v)) // the AnyValue
+		b = appendLen(b, tag, len(key)+lenFieldSize(anyLen))
+		b = append(b, key...)
+		if anyLen < 0x80 { // both lengths fit in a byte
+			b = append(b, tagKVValue, byte(anyLen), tagAnyString, byte(len(v)))
+		} else {
+			b = appendLen(b, tagKVValue, anyLen)
+			b = appendLen(b, tagAnyString, len(v))
+		}
+		b = append(b, v...)
+	}
+	return b
+}
+
+// read computes the values of s (advancing the delta state) into p and
+// reports whether the series has a data point: with Delta temporality,
+// series that did not change are left out.
+func (e *Encoder) read(kind core.Kind, s *core.Series, st *viewState, p *point) bool {
+	var prev []uint64
+	if st != nil {
+		i := int(s.ID()) * st.stride
+		if need := i + st.stride; need > len(st.prev) {
+			st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
+		}
+		prev = st.prev[i : i+st.stride]
+	}
+	switch kind {
+	case core.KindCount:
+		c := uint64(s.ReadCount())
+		if prev != nil {
+			c, prev[0] = c-prev[0], c
+		}
+		p.count = c
+		return c != 0 || prev == nil
+	case core.KindSum:
+		v := s.ReadSum()
+		if prev != nil {
+			d := v - math.Float64frombits(prev[0])
+			prev[0] = math.Float64bits(v)
+			p.value = d
+			return d != 0
+		}
+		p.value = v
+		return true
+	case core.KindLastValue:
+		p.value = s.ReadLast()
+		return true
+	}
+	d := s.ReadDist(e.buckets)
+	p.hasMinMax = true
+	if prev != nil {
+		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
+			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
+		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
+		for i := range e.buckets {
+			c := e.buckets[i]
+			e.buckets[i] -= int64(prev[distPrevFixed+i])
+			prev[distPrevFixed+i] = uint64(c)
+		}
+		// The extremes of the interval are known only when every sample
+		// is in it: min and max cannot be un-merged.
+		p.hasMinMax = before.Count == 0
+		d = core.Sub(d, before)
+		if d.Count == 0 {
+			return false
+		}
+	}
+	p.count = uint64(d.Count)
+	p.value = d.Sum
+	p.min, p.max = d.Min, d.Max
+	// OTLP: "Sum should only be filled out when measuring non-negative
+	// discrete events [...] Negative events *can* be recorded, but sum
+	// should not be filled out when doing so" (metrics.proto). d.Min is
+	// the series' all-time minimum in both temporalities.
+	p.hasSum = !(d.Min < 0)
+	p.countsFrom = len(e.counts)
+	for _, c := range e.buckets {
+		e.counts = append(e.counts, uint64(c))
+	}
+	return true
+}

@@ -1,0 +1,389 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/wire"
+)
+
+// Temporality of the values written: Cumulative (as OpenCensus) or Delta.
+type Temporality = wire.Temporality
+
+// Temporalities, the same as package exporter's.
+const (
+	Cumulative = exporter.Cumulative
+	Delta      = exporter.Delta
+)
+
+// Compressions, the same as package exporter's.
+const (
+	NoCompression = exporter.NoCompression
+	Gzip          = exporter.Gzip
+)
+
+// Defaults.
+const (
+	// DefaultEndpoint is an OpenTelemetry Collector's OTLP/HTTP receiver
+	// on this host (port 4318, the OTLP/HTTP default of the OTLP
+	// specification).
+	DefaultEndpoint = "http://localhost:4318"
+	// MetricsPath is appended to Endpoint (the OTLP/HTTP path for
+	// metrics).
+	MetricsPath     = "/v1/metrics"
+	DefaultInterval = exporter.DefaultInterval
+	DefaultTimeout  = exporter.DefaultTimeout
+	// DefaultInitialBackoff and DefaultMaxBackoff bound the waits between
+	// retries (see Retry).
+	DefaultInitialBackoff = 250 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
+)
+
+// ContentType is the Content-Type of the requests (OTLP/HTTP binary
+// protobuf encoding).
+const ContentType = "application/x-protobuf"
+
+// Options configure an Exporter. The zero value is usable: every 10 s,
+// cumulative, to http://localhost:4318/v1/metrics, uncompressed, 5 s per
+// request, retrying with backoff within the interval.
+type Options struct {
+	// Endpoint is the receiver's base URL, http or https (the equivalent
+	// of OTEL_EXPORTER_OTLP_ENDPOINT); requests are POSTed to Endpoint
+	// followed by MetricsPath.
+	Endpoint string
+	// Header holds extra request headers (authentication, ...). It must
+	// not set Content-Type or Content-Encoding, which the exporter sets.
+	Header http.Header
+	// Client sends the requests; nil means http.DefaultClient.
+	Client *http.Client
+	// Interval between exports; it also bounds each export, retries
+	// included.
+	Interval time.Duration
+	// Temporality of the values: Cumulative or Delta.
+	Temporality Temporality
+	// Compression of requests (Gzip sends Content-Encoding: gzip), and the
+	// gzip level (gzip.BestSpeed to gzip.BestCompression; 0 means
+	// gzip.BestSpeed).
+	Compression exporter.Compression
+	GzipLevel   int
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// Retry configures retries of failed requests.
+	Retry Retry
+	// Resource describes the process: the resource attributes service.name
+	// (empty: "unknown_service"), host.name (empty: the host name) and
+	// process.pid (an int; 0: this process), then Resource.Attributes (as
+	// strings).
+	Resource exporter.Resource
+	// OnError, if set, is called (from the export goroutine) with each
+	// failed periodic export; the exporter keeps running.
+	OnError func(error)
+	// Logger, if set, logs changes of the exporter's state: the first
+	// failure after a success (Warn), the first success after failures
+	// (Info), the first partial success (Warn). Nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Retry configures retries. A request is retried when it fails without an
+// answer (connection refused, reset, timed out) or with the status 429,
+// 502, 503 or 504 (the OTLP/HTTP specification's retryable codes); other
+// answers are final. The wait before retry n (from 0) is a random
+// duration up to min(InitialBackoff×2ⁿ, MaxBackoff) ("full jitter", the
+// policy all zerostat exporters share), or exactly the answer's
+// Retry-After (seconds or an HTTP date) when it has one. Retries stop when the next wait would end after the export's
+// deadline (the Interval, or the context's deadline if sooner).
+type Retry struct {
+	// Disabled turns retries off.
+	Disabled bool
+	// InitialBackoff is the first wait (0: DefaultInitialBackoff);
+	// MaxBackoff caps the waits (0: DefaultMaxBackoff).
+	InitialBackoff, MaxBackoff time.Duration
+}
+
+// Stats are an exporter's counters since it was created.
+type Stats struct {
+	Exports, Failures uint64 // export cycles, and those that failed after retries
+	Requests, Retries uint64 // HTTP requests made, and those that were retries
+	Points            uint64 // data points delivered
+	// Dropped counts the data points of failed exports. With Delta
+	// temporality they are lost; with Cumulative, the next successful
+	// export carries their values.
+	Dropped uint64
+	// Rejected counts the data points a receiver reported it rejected
+	// (partial success); they are included in Points.
+	Rejected    uint64
+	Bytes       uint64 // bytes of the delivered request bodies, as sent
+	LastSuccess time.Time
+	LastError   error
+}
+
+// PartialSuccess is a receiver's report that it rejected part of a request.
+type PartialSuccess struct {
+	RejectedDataPoints int64
+	ErrorMessage       string
+}
+
+func (p *PartialSuccess) Error() string {
+	return fmt.Sprintf("otlp: partial success: %d data points rejected: %s", p.RejectedDataPoints, p.ErrorMessage)
+}
+
+// Exporter periodically snapshots every registered view and sends it to
+// an OTLP/HTTP receiver. Snapshots read the series with atomic loads:
+// recorders are never blocked or slowed by a lock. Its methods are safe for
+// concurrent use; exports are serialised (the export lock is held while an
+// export retries).
+type Exporter struct {
+	opts Options
+	url  string
+
+	mu    sync.Mutex // serialises exports; guards enc, zbuf, zw, state
+	enc   *Encoder
+	zbuf  bytes.Buffer
+	zw    *gzip.Writer
+	state exportState
+
+	// life guards the periodic loop's state. It is not mu, so that Stop
+	// does not wait for an export in progress (which may be retrying)
+	// longer than its context allows.
+	life     sync.Mutex
+	started  bool
+	stopping chan struct{}
+	done     chan struct{}
+
+	exports, failures, requests, retries atomic.Uint64
+	points, dropped, rejected, nbytes    atomic.Uint64
+	lastSuccess                          atomic.Int64
+	lastErr                              atomic.Pointer[error]
+}
+
+// exportState is what the Logger reports changes of.
+type exportState uint8
+
+const (
+	stateOK exportState = iota
+	stateFailing
+	statePartial
+)
+
+// New returns an exporter configured by opts. It fails on invalid options,
+// naming the option.
+func New(opts Options) (*Exporter, error) {
+	if opts.Endpoint == "" {
+		opts.Endpoint = DefaultEndpoint
+	}
+	u, err := url.Parse(opts.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("otlp: Endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("otlp: Endpoint %q is not an http or https URL with a host", opts.Endpoint)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("otlp: Endpoint %q has a query or fragment", opts.Endpoint)
+	}
+	for k := range opts.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Type", "Content-Encoding", "Content-Length":
+			return nil, fmt.Errorf("otlp: Header sets %s, which the exporter sets", k)
+		}
+	}
+	if opts.Interval == 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.Interval < 0 {
+		return nil, fmt.Errorf("otlp: Interval %v is negative", opts.Interval)
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("otlp: Timeout %v is negative", opts.Timeout)
+	}
+	if opts.Retry.InitialBackoff == 0 {
+		opts.Retry.InitialBackoff = DefaultInitialBackoff
+	}
+	if opts.Retry.MaxBackoff == 0 {
+		opts.Retry.MaxBackoff = max(DefaultMaxBackoff, opts.Retry.InitialBackoff)
+	}
+	if opts.Retry.InitialBackoff < 0 || opts.Retry.MaxBackoff < 0 {
+		return nil, fmt.Errorf("otlp: Retry backoff %v..%v is negative", opts.Retry.InitialBackoff, opts.Retry.MaxBackoff)
+	}
+	if opts.Retry.MaxBackoff < opts.Retry.InitialBackoff {
+		return nil, fmt.Errorf("otlp: Retry.MaxBackoff %v is below Retry.InitialBackoff %v", opts.Retry.MaxBackoff, opts.Retry.InitialBackoff)
+	}
+	e := &Exporter{url: strings.TrimRight(opts.Endpoint, "/") + MetricsPath}
+	switch opts.Compression {
+	case NoCompression:
+	case Gzip:
+		if opts.GzipLevel == 0 {
+			opts.GzipLevel = gzip.BestSpeed
+		}
+		zw, err := gzip.NewWriterLevel(&e.zbuf, opts.GzipLevel)
+		if err != nil {
+			return nil, fmt.Errorf("otlp: GzipLevel %d: %w", opts.GzipLevel, err)
+		}
+		e.zw = zw
+	default:
+		return nil, fmt.Errorf("otlp: unknown Compression %d", opts.Compression)
+	}
+	if e.enc, err = NewEncoder(opts.Temporality, opts.Resource); err != nil {
+		return nil, err
+	}
+	e.opts = opts
+	return e, nil
+}
+
+// URL returns the URL the requests are POSTed to.
+func (e *Exporter) URL() string { return e.url }
+
+// Start begins exporting every Interval. Calling it again does nothing.
+func (e *Exporter) Start() {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.started {
+		return
+	}
+	e.started = true
+	e.stopping, e.done = make(chan struct{}), make(chan struct{})
+	go e.loop(e.stopping, e.done)
+}
+
+func (e *Exporter) loop(stopping, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(e.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stopping:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), e.opts.Interval)
+			if err := e.Export(ctx); err != nil && e.opts.OnError != nil {
+				e.opts.OnError(err)
+			}
+			cancel()
+		}
+	}
+}
+
+// Stop ends the periodic exports and exports a final snapshot, so nothing
+// recorded before Stop is left unsent. It returns that export's error, or
+// ctx's if ctx ends first. The final export, retries included, is bounded
+// by ctx and by the Interval.
+func (e *Exporter) Stop(ctx context.Context) error {
+	e.life.Lock()
+	stopping, done := e.stopping, e.done
+	e.started = false
+	e.stopping, e.done = nil, nil
+	e.life.Unlock()
+	if stopping != nil {
+		close(stopping)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return e.Export(ctx)
+}
+
+// Export snapshots the registered views now and sends them in one request,
+// retrying as Options.Retry says until ctx ends or the Interval has
+// passed. A snapshot without data points (nothing registered; with Delta,
+// nothing new) is not sent. A partial success is a success: it is counted
+// in Stats.Rejected and logged, not returned.
+func (e *Exporter) Export(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.exports.Add(1)
+	now := time.Now()
+	body := e.enc.Encode(now)
+	n := uint64(e.enc.Points())
+	if n == 0 {
+		return nil // nothing to send: neither a success nor a failure
+	}
+	encoding := ""
+	if e.zw != nil {
+		e.zbuf.Reset()
+		e.zw.Reset(&e.zbuf)
+		if _, err := e.zw.Write(body); err != nil {
+			return e.failed(n, fmt.Errorf("otlp: gzip: %w", err))
+		}
+		if err := e.zw.Close(); err != nil {
+			return e.failed(n, fmt.Errorf("otlp: gzip: %w", err))
+		}
+		body, encoding = e.zbuf.Bytes(), "gzip"
+	}
+	ps, err := e.send(ctx, body, encoding)
+	if err != nil {
+		return e.failed(n, err)
+	}
+	e.points.Add(n)
+	e.nbytes.Add(uint64(len(body)))
+	e.succeeded(now, ps)
+	return nil
+}
+
+func (e *Exporter) succeeded(now time.Time, ps *PartialSuccess) {
+	e.lastSuccess.Store(now.UnixNano())
+	next := stateOK
+	if ps != nil {
+		next = statePartial
+		if ps.RejectedDataPoints > 0 {
+			e.rejected.Add(uint64(ps.RejectedDataPoints))
+		}
+	}
+	if l := e.opts.Logger; l != nil && next != e.state {
+		switch {
+		case next == statePartial:
+			l.Warn("zerostat/otlp: the receiver rejected data points", "url", e.url,
+				"rejected", ps.RejectedDataPoints, "message", ps.ErrorMessage)
+		case e.state == stateFailing:
+			l.Info("zerostat/otlp: exports succeed again", "url", e.url)
+		}
+	}
+	e.state = next
+}
+
+func (e *Exporter) failed(points uint64, err error) error {
+	e.failures.Add(1)
+	e.dropped.Add(points)
+	stored := err
+	e.lastErr.Store(&stored)
+	if l := e.opts.Logger; l != nil && e.state != stateFailing {
+		l.Warn("zerostat/otlp: export failed", "url", e.url, "err", err)
+	}
+	e.state = stateFailing
+	return err
+}
+
+// Stats returns the exporter's counters. Safe for concurrent use.
+func (e *Exporter) Stats() Stats {
+	s := Stats{
+		Exports:  e.exports.Load(),
+		Failures: e.failures.Load(),
+		Requests: e.requests.Load(),
+		Retries:  e.retries.Load(),
+		Points:   e.points.Load(),
+		Dropped:  e.dropped.Load(),
+		Rejected: e.rejected.Load(),
+		Bytes:    e.nbytes.Load(),
+	}
+	if ns := e.lastSuccess.Load(); ns != 0 {
+		s.LastSuccess = time.Unix(0, ns)
+	}
+	if p := e.lastErr.Load(); p != nil {
+		s.LastError = *p
+	}
+	return s
+}
