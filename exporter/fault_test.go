@@ -262,3 +262,23 @@ func TestStopReportsUnsent(t *testing.T) {
 		t.Errorf("Stop: %v; want a report of the unsent payload", err)
 	}
 }
+
+func TestClientErrorNotRetried(t *testing.T) {
+	newFixture(t, 3)
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, "bad payload", http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	e, _ := New(&HTTPSink{URL: srv.URL}, Options{Logf: t.Logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := e.Export(ctx)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || calls.Load() != 1 {
+		t.Errorf("%v after %d requests; want HTTP 400 after exactly one", err, calls.Load())
+	}
+	if s := e.Stats(); s.Retries != 0 {
+		t.Errorf("retried a 400: %+v", s)
+	}
+}
