@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -43,29 +42,16 @@ var (
 	}
 )
 
-type endpoint struct {
-	route, method string
-	weight        int
-	meanMs        float64
-	bytes         int64
-}
-
-var endpoints = []endpoint{
-	{"/users", "GET", 50, 8, 2048},
-	{"/users", "POST", 10, 25, 256},
-	{"/orders", "GET", 30, 15, 4096},
-	{"/health", "GET", 10, 0.5, 2},
-}
-
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	duration := fs.Duration("duration", 5*time.Second, "how long to record")
+	duration := fs.Duration("duration", 5*time.Second, "how long to send load (the demo then stops by itself; Ctrl-C stops it earlier)")
 	period := fs.Duration("period", time.Second, "export period")
-	workers := fs.Int("workers", 2, "recording goroutines")
-	seed := fs.Uint64("seed", 1, "random seed of the simulated traffic")
-	exportTo := fs.String("export-to", "", "URL of a `zerostat receive` to export to (default: an in-process receiver)")
-	format := fs.String("format", "table", "in-process receiver output: table or json")
+	workers := fs.Int("workers", 4, "load generator goroutines")
+	seed := fs.Uint64("seed", 1, "random seed of the load generator")
+	listen := fs.String("listen", "127.0.0.1:0", "address of the sample service, /metrics and /debug/stats")
+	exportTo := fs.String("export-to", "", "URL of a `zerostat receive` to export to (default: the demo's own receiver)")
+	format := fs.String("format", "table", "how the demo's receiver prints snapshots: table or json")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -83,25 +69,41 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer view.Unregister(demoViews...)
+	svc, err := newService()
+	if err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
 
-	// The receiving end: in-process unless -export-to names one.
+	// One listener: the instrumented service at /, and the demo's own
+	// endpoints beside it.
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
+	base := "http://" + ln.Addr().String()
+	began := time.Now()
+	var sent atomic.Int64
 	var last lastSnapshot
-	url := *exportTo
-	if url == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+	mux := http.NewServeMux()
+	mux.Handle("/", svc)
+	mux.Handle("POST /receive", &receiver.Handler{OnPayload: func(p *wire.Payload) {
+		last.add(p)
+		n := sent.Load()
+		el := time.Since(began)
+		fmt.Fprintf(stdout, "\n[%5.1fs/%v] %d requests answered (%.0f/s)\n", el.Seconds(), *duration, n, float64(n)/el.Seconds())
+		if err := pr.print(p); err != nil {
 			fmt.Fprintln(stderr, "zerostat demo:", err)
-			return 1
 		}
-		srv := &http.Server{Handler: &receiver.Handler{OnPayload: func(p *wire.Payload) {
-			last.add(p)
-			if err := pr.print(p); err != nil {
-				fmt.Fprintln(stderr, "zerostat demo:", err)
-			}
-		}}, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		url = "http://" + ln.Addr().String() + "/"
+	}})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	url := base + "/receive"
+	if *exportTo != "" {
+		url = *exportTo
 	}
 	exp, err := exporter.New(&exporter.HTTPSink{URL: url}, exporter.Options{
 		Interval: *period,
@@ -113,19 +115,25 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	exp.Start()
+	fmt.Fprintf(stdout, "zerostat demo: service on %s/ (%d load generators for %v), exporting every %v to %s\n",
+		base, *workers, *duration, *period, url)
 
-	fmt.Fprintf(stdout, "zerostat demo: %d workers recording for %v, exporting every %v to %s\n", *workers, *duration, *period, url)
-	rctx, cancel := context.WithTimeout(ctx, *duration)
-	defer cancel()
-	var sent atomic.Int64
+	stop := make(chan struct{})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}
 	var wg sync.WaitGroup
 	for w := range *workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent.Add(generate(rctx, rand.New(rand.NewPCG(*seed, uint64(w)))))
+			sent.Add(loadGenerator(stop, client, base, rand.New(rand.NewPCG(*seed, uint64(w)))))
 		}()
 	}
+	select {
+	case <-time.After(*duration):
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "\nzerostat demo: interrupted, stopping")
+	}
+	close(stop)
 	wg.Wait()
 	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer scancel()
@@ -141,7 +149,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st := exp.Stats()
 	ns, allocs := measureRecord()
-	fmt.Fprintf(stdout, "\nsummary: %d requests sent, %d counted by demo/requests", sent.Load(), counted)
+	fmt.Fprintf(stdout, "\nsummary: %d requests answered, %d counted by demo/requests", sent.Load(), counted)
 	received := int64(-1)
 	if *exportTo == "" {
 		received = last.requests()
@@ -184,50 +192,6 @@ func (l *lastSnapshot) requests() int64 {
 				}
 			}
 		}
-	}
-	return n
-}
-
-// generate simulates requests until ctx ends and returns how many it made.
-func generate(ctx context.Context, r *rand.Rand) int64 {
-	// One context per tag combination, built once: the fast path.
-	type combo struct {
-		ctx   context.Context
-		ep    endpoint
-		error bool
-	}
-	var combos []combo
-	total := 0
-	for _, ep := range endpoints {
-		for _, status := range []string{"200", "500"} {
-			c, err := tag.New(context.Background(),
-				tag.Upsert(keyRoute, ep.route), tag.Upsert(keyMethod, ep.method), tag.Upsert(keyStatus, status))
-			if err != nil {
-				panic(err) // the keys and values above are valid
-			}
-			combos = append(combos, combo{c, ep, status != "200"})
-		}
-		total += ep.weight
-	}
-	var n, inFlight int64
-	for ctx.Err() == nil {
-		// A burst of requests, then a pause, so the demo does not spin.
-		for range 50 {
-			pick := r.IntN(total)
-			i := 0
-			for ; pick >= endpoints[i].weight; i++ {
-				pick -= endpoints[i].weight
-			}
-			c := combos[2*i]
-			if r.IntN(100) == 0 {
-				c = combos[2*i+1]
-			}
-			inFlight = int64(r.IntN(8))
-			lat := c.ep.meanMs * math.Exp(r.NormFloat64()*0.5)
-			stats.Record(c.ctx, mLatency.M(lat), mBytes.M(c.ep.bytes), mInFlight.M(inFlight))
-			n++
-		}
-		time.Sleep(time.Millisecond)
 	}
 	return n
 }

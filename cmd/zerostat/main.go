@@ -1,14 +1,16 @@
 // Command zerostat runs zerostat's demo and tools.
 //
-//	zerostat demo [-duration 5s] [-period 1s] [-workers 2] [-export-to URL]
+//	zerostat demo [-duration 5s] [-period 1s] [-workers 4] [-listen 127.0.0.1:0] [-export-to URL]
 //	zerostat receive [-listen 127.0.0.1:4319] [-format table|json]
 //	zerostat decode [-format json|table] FILE
 //
-// demo registers views over a simulated HTTP service's requests, records
-// from several goroutines for -duration, exports a msgpack snapshot every
-// period over HTTP to a receiver (in-process unless -export-to names one)
-// that prints it as a table, and ends with a summary that checks the totals
-// received against what the load generator recorded.
+// demo starts an instrumented sample HTTP service on 127.0.0.1 and a load
+// generator that calls it for -duration; the service records latency,
+// requests, bytes and in-flight requests by route, method and status;
+// a msgpack snapshot is exported every period over HTTP to a receiver (the
+// demo's own unless -export-to names one) that prints it as a table; the
+// demo ends with a summary that checks the totals received against the
+// requests the load generator made.
 //
 // receive accepts snapshots over HTTP and prints each one; decode prints a
 // payload file or a stream of frames (exporter.WriterSink) as JSON.
