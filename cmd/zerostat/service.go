@@ -172,4 +172,6 @@ func loadGenerator(stop <-chan struct{}, client *http.Client, base string, r *ra
 	}
 }
 
-func (s *sampleService) String() string { return fmt.Sprintf("service with %d tag contexts", len(s.ctxs)) }
+func (s *sampleService) String() string {
+	return fmt.Sprintf("service with %d tag contexts", len(s.ctxs))
+}
