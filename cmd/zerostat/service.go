@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -170,8 +169,4 @@ func loadGenerator(stop <-chan struct{}, client *http.Client, base string, r *ra
 		resp.Body.Close()
 		n++
 	}
-}
-
-func (s *sampleService) String() string {
-	return fmt.Sprintf("service with %d tag contexts", len(s.ctxs))
 }
