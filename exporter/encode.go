@@ -1,11 +1,11 @@
 package exporter
 
 import (
-	"math"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/msgpack"
 )
 
@@ -57,27 +57,6 @@ func (t *stringTable) rollback(n int, strs []string) {
 	t.order = t.order[:n]
 }
 
-// rowValues are one row's numbers, computed once (and the delta state
-// advanced once) even if a size cap makes the row be written twice.
-type rowValues struct {
-	count              uint64
-	sum, min, max, ssd float64
-	value              float64
-}
-
-// distPrevFixed is the number of words a distribution's delta state keeps
-// before its bucket counts: count, mean, m2, sum.
-const distPrevFixed = 4
-
-// viewState is what delta temporality remembers of a view between
-// exports: per series (indexed by core.Series.ID) the raw values last
-// exported.
-type viewState struct {
-	seen   uint64 // export cycle that last saw the view
-	stride int
-	prev   []uint64
-}
-
 // encoder snapshots the registered views into payloads. Its buffers are
 // reused from one export to the next, so a steady-state export does not
 // allocate. Not safe for concurrent use (the Exporter serialises exports).
@@ -91,7 +70,7 @@ type encoder struct {
 	strs    []string
 	series  []*core.Series
 	buckets []int64
-	state   map[*core.Aggregator]*viewState
+	delta   *delta.Tracker // nil: cumulative
 
 	// The payload being written.
 	seq       uint64
@@ -105,7 +84,10 @@ type encoder struct {
 }
 
 func newEncoder(maxBytes int, t wire.Temporality, resource []wire.Attribute) *encoder {
-	e := &encoder{maxBytes: maxBytes, temporality: t, state: map[*core.Aggregator]*viewState{}}
+	e := &encoder{maxBytes: maxBytes, temporality: t}
+	if t == wire.Delta {
+		e.delta = delta.NewTracker()
+	}
 	for _, a := range resource {
 		e.resource = append(e.resource, [2]uint32{core.Intern(a.Key), core.Intern(a.Value)})
 	}
@@ -194,7 +176,7 @@ func (e *encoder) beginView(v *core.View) int {
 
 // appendRow writes a row: vids (the tag values; none for the overflow
 // row), then the data.
-func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *rowValues) {
+func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
 	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
@@ -202,79 +184,24 @@ func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *rowValues) {
 	b := e.buf
 	switch kind {
 	case core.KindCount:
-		b = msgpack.AppendUint(b, rv.count)
+		b = msgpack.AppendUint(b, rv.Count)
 	case core.KindSum:
-		b = msgpack.AppendFloat(b, rv.sum)
+		b = msgpack.AppendFloat(b, rv.Sum)
 	case core.KindLastValue:
-		b = msgpack.AppendFloat(b, rv.value)
+		b = msgpack.AppendFloat(b, rv.Last)
 	default:
-		b = msgpack.AppendUint(b, rv.count)
-		b = msgpack.AppendFloat(b, rv.sum)
-		b = msgpack.AppendFloat(b, rv.min)
-		b = msgpack.AppendFloat(b, rv.max)
-		b = msgpack.AppendFloat(b, rv.ssd)
+		d := &rv.Dist
+		b = msgpack.AppendUint(b, uint64(d.Count))
+		b = msgpack.AppendFloat(b, d.Sum)
+		b = msgpack.AppendFloat(b, d.Min)
+		b = msgpack.AppendFloat(b, d.Max)
+		b = msgpack.AppendFloat(b, d.M2)
 		b = msgpack.AppendArrayHeader(b, uint32(len(e.buckets)))
 		for _, c := range e.buckets {
 			b = msgpack.AppendUint(b, uint64(c))
 		}
 	}
 	e.buf = b
-}
-
-// read computes the row values of s (advancing the delta state) and
-// reports whether the row has anything to say: in delta mode, series that
-// did not change are left out.
-func (e *encoder) read(kind core.Kind, s *core.Series, st *viewState, rv *rowValues) bool {
-	*rv = rowValues{}
-	var prev []uint64
-	if st != nil {
-		i := int(s.ID()) * st.stride
-		if need := i + st.stride; need > len(st.prev) {
-			st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
-		}
-		prev = st.prev[i : i+st.stride]
-	}
-	switch kind {
-	case core.KindCount:
-		c := uint64(s.ReadCount())
-		if prev != nil {
-			c, prev[0] = c-prev[0], c
-		}
-		rv.count = c
-		return c != 0
-	case core.KindSum:
-		v := s.ReadSum()
-		if prev != nil {
-			d := v - math.Float64frombits(prev[0])
-			prev[0] = math.Float64bits(v)
-			rv.sum = d
-			return d != 0
-		}
-		rv.sum = v
-		return true
-	case core.KindLastValue:
-		rv.value = s.ReadLast()
-		return true
-	}
-	st2 := s.ReadDist(e.buckets)
-	if prev != nil {
-		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
-			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
-		prev[0], prev[1], prev[2], prev[3] = uint64(st2.Count), math.Float64bits(st2.Mean), math.Float64bits(st2.M2), math.Float64bits(st2.Sum)
-		for i := range e.buckets {
-			c := e.buckets[i]
-			e.buckets[i] -= int64(prev[distPrevFixed+i])
-			prev[distPrevFixed+i] = uint64(c)
-		}
-		st2 = core.Sub(st2, before)
-		if st2.Count == 0 {
-			return false
-		}
-	}
-	rv.count = uint64(st2.Count)
-	rv.sum = st2.Sum
-	rv.min, rv.max, rv.ssd = st2.Min, st2.Max, st2.M2
-	return true
 }
 
 // encode snapshots the registered views at end and calls emit with each
@@ -297,22 +224,12 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		}
 	}
 	e.beginPayload()
-	var rv rowValues
+	e.delta.Begin()
+	var rv delta.Values
 	for _, v := range views {
 		a := v.Agg
 		kind := a.Kind()
-		var st *viewState
-		if e.temporality == wire.Delta {
-			st = e.state[a]
-			if st == nil {
-				st = &viewState{stride: 1}
-				if kind == core.KindDistribution {
-					st.stride = distPrevFixed + len(a.Bounds()) + 1
-				}
-				e.state[a] = st
-			}
-			st.seen = e.seq
-		}
+		st := e.delta.View(a)
 		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
 			e.buckets = make([]int64, n)
 		}
@@ -329,7 +246,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			var vids []uint32
 			if i < len(e.series) {
 				s := e.series[i]
-				if !e.read(kind, s, st, &rv) {
+				if !delta.Read(kind, s, st, e.buckets, &rv) {
 					continue
 				}
 				vids = s.ValueIDs()
@@ -337,7 +254,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true
 				o := a.Overflow()
-				if o == nil || !e.read(kind, o, st, &rv) {
+				if o == nil || !delta.Read(kind, o, st, e.buckets, &rv) {
 					e.buf = msgpack.AppendNil(e.buf)
 					break
 				}
@@ -378,11 +295,6 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			nRows = 1
 		}
 	}
-	// Forget the delta state of views no longer registered.
-	for a, st := range e.state {
-		if st.seen != e.seq {
-			delete(e.state, a)
-		}
-	}
+	e.delta.End() // forget the views no longer registered
 	return emit(e.endPayload(true), true)
 }

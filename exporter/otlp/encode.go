@@ -11,6 +11,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 )
 
 // ScopeName is the instrumentation scope name of every metric written.
@@ -69,20 +70,6 @@ type point struct {
 	countsFrom int     // a distribution's bucket counts: Encoder.counts[countsFrom:countsFrom+len(bounds)+1]
 }
 
-// distPrevFixed is the number of words a distribution's delta state keeps
-// before its bucket counts: count, mean, m2, sum.
-const distPrevFixed = 4
-
-// viewState is what delta temporality remembers of a view between
-// encodings: per series (indexed by core.Series.ID) the raw values last
-// written, and when.
-type viewState struct {
-	seen   uint64 // encoding that last saw the view
-	last   uint64 // end time of that encoding, Unix ns
-	stride int
-	prev   []uint64
-}
-
 // Encoder writes snapshots of every registered view as OTLP
 // ExportMetricsServiceRequest messages in the protobuf binary encoding
 // (the body of an OTLP/HTTP or the message of an OTLP/gRPC export).
@@ -108,12 +95,12 @@ type Encoder struct {
 	strs    []string
 	series  []*core.Series
 	points  []point
-	counts  []uint64 // bucket counts of the distribution points
-	buckets []int64  // ReadDist's buffer
-	keys    []byte   // the current view's encoded KeyValue.key fields, one per tag key
-	keyOff  []int    // key i is keys[keyOff[i]:keyOff[i+1]]
-	bounds  []byte   // the current view's encoded explicit_bounds field
-	state   map[*core.Aggregator]*viewState
+	counts  []uint64       // bucket counts of the distribution points
+	buckets []int64        // ReadDist's buffer
+	keys    []byte         // the current view's encoded KeyValue.key fields, one per tag key
+	keyOff  []int          // key i is keys[keyOff[i]:keyOff[i+1]]
+	bounds  []byte         // the current view's encoded explicit_bounds field
+	delta   *delta.Tracker // nil: cumulative
 	seq     uint64
 	npoints int
 }
@@ -134,7 +121,10 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	if r.PID == 0 {
 		r.PID = os.Getpid()
 	}
-	e := &Encoder{temporality: t, state: map[*core.Aggregator]*viewState{}}
+	e := &Encoder{temporality: t}
+	if t == Delta {
+		e.delta = delta.NewTracker()
+	}
 
 	var attrs []byte
 	attrs = appendStringAttr(attrs, tagResourceAttributes, "service.name", r.ServiceName)
@@ -210,16 +200,11 @@ func (e *Encoder) Encode(end time.Time) []byte {
 		b = make([]byte, 0, 2*e.headRoom)
 	}
 	b = b[:e.headRoom]
+	e.delta.Begin()
 	for _, v := range core.Views() {
 		b = e.appendMetric(b, v, endNs)
 	}
-	if e.temporality == Delta { // forget the views no longer registered
-		for a, st := range e.state {
-			if st.seen != e.seq {
-				delete(e.state, a)
-			}
-		}
-	}
+	e.delta.End()                            // forget the views no longer registered
 	sm := len(e.scope) + len(b) - e.headRoom // ScopeMetrics
 	rm := len(e.resource) + lenFieldSize(sm) // ResourceMetrics
 	h := appendLen(e.head[:0], tagRequestResourceMetrics, rm)
@@ -250,20 +235,12 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	bounds := a.Bounds()
 	nb := len(bounds) + 1
 	start := uint64(a.Start().UnixNano())
-	var st *viewState
-	if e.temporality == Delta {
-		st = e.state[a]
-		if st == nil {
-			st = &viewState{stride: 1}
-			if kind == core.KindDistribution {
-				st.stride = distPrevFixed + nb
-			}
-			e.state[a] = st
+	st := e.delta.View(a)
+	if st != nil {
+		if st.Last != 0 { // the interval starts where the previous export ended
+			start = uint64(st.Last)
 		}
-		if st.last != 0 {
-			start = st.last
-		}
-		st.seen, st.last = e.seq, end
+		st.Last = int64(end)
 	}
 	if kind == core.KindDistribution {
 		if cap(e.buckets) < nb {
@@ -448,59 +425,29 @@ func (e *Encoder) appendAttrs(b []byte, tag byte, keys []uint32, p *point) []byt
 	return b
 }
 
-// read computes the values of s (advancing the delta state) into p and
+// read reads s through the delta state st (nil: cumulative) into p and
 // reports whether the series has a data point: with Delta temporality,
 // series that did not change are left out.
-func (e *Encoder) read(kind core.Kind, s *core.Series, st *viewState, p *point) bool {
-	var prev []uint64
-	if st != nil {
-		i := int(s.ID()) * st.stride
-		if need := i + st.stride; need > len(st.prev) {
-			st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
-		}
-		prev = st.prev[i : i+st.stride]
+func (e *Encoder) read(kind core.Kind, s *core.Series, st *delta.View, p *point) bool {
+	var v delta.Values
+	if !delta.Read(kind, s, st, e.buckets, &v) {
+		return false
 	}
 	switch kind {
 	case core.KindCount:
-		c := uint64(s.ReadCount())
-		if prev != nil {
-			c, prev[0] = c-prev[0], c
-		}
-		p.count = c
-		return c != 0 || prev == nil
+		p.count = v.Count
+		return true
 	case core.KindSum:
-		v := s.ReadSum()
-		if prev != nil {
-			d := v - math.Float64frombits(prev[0])
-			prev[0] = math.Float64bits(v)
-			p.value = d
-			return d != 0
-		}
-		p.value = v
+		p.value = v.Sum
 		return true
 	case core.KindLastValue:
-		p.value = s.ReadLast()
+		p.value = v.Last
 		return true
 	}
-	d := s.ReadDist(e.buckets)
-	p.hasMinMax = true
-	if prev != nil {
-		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
-			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
-		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
-		for i := range e.buckets {
-			c := e.buckets[i]
-			e.buckets[i] -= int64(prev[distPrevFixed+i])
-			prev[distPrevFixed+i] = uint64(c)
-		}
-		// The extremes of the interval are known only when every sample
-		// is in it: min and max cannot be un-merged.
-		p.hasMinMax = before.Count == 0
-		d = core.Sub(d, before)
-		if d.Count == 0 {
-			return false
-		}
-	}
+	d := v.Dist
+	// The extremes of the interval are known only when every sample is in
+	// it: min and max cannot be un-merged.
+	p.hasMinMax = st == nil || v.FirstRead
 	p.count = uint64(d.Count)
 	p.value = d.Sum
 	p.min, p.max = d.Min, d.Max
