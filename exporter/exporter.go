@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/selfstats"
 )
@@ -166,14 +167,13 @@ type Exporter struct {
 	sink Sink
 	opts Options
 
-	mu       sync.Mutex // serialises exports; guards enc, zbuf, zw, lastEnd
-	enc      *encoder
-	zbuf     bytes.Buffer
-	zw       *gzip.Writer
-	lastEnd  time.Time
-	started  bool
-	stopping chan struct{}
-	done     chan struct{}
+	runner periodic.Runner
+
+	mu      sync.Mutex // serialises exports; guards enc, zbuf, zw, lastEnd
+	enc     *encoder
+	zbuf    bytes.Buffer
+	zw      *gzip.Writer
+	lastEnd time.Time
 
 	self *selfstats.Sink
 
@@ -262,52 +262,15 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 }
 
 // Start begins exporting every Interval. Calling it again does nothing.
-func (e *Exporter) Start() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.started {
-		return
-	}
-	e.started = true
-	e.stopping, e.done = make(chan struct{}), make(chan struct{})
-	go e.loop(e.stopping, e.done)
-}
-
-func (e *Exporter) loop(stopping, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(e.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stopping:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), e.opts.Interval)
-			if err := e.Export(ctx); err != nil && e.opts.OnError != nil {
-				e.opts.OnError(err)
-			}
-			cancel()
-		}
-	}
-}
+func (e *Exporter) Start() { e.runner.Start(e.opts.Interval, e.Export, e.opts.OnError) }
 
 // Stop ends the periodic exports and exports a final snapshot (sending
 // queued payloads first), so nothing recorded before Stop is left unsent
 // while the sink works. Within ctx's deadline it retries as an export does;
 // it returns an error saying what it could not send.
 func (e *Exporter) Stop(ctx context.Context) error {
-	e.mu.Lock()
-	stopping, done := e.stopping, e.done
-	e.started = false
-	e.stopping, e.done = nil, nil
-	e.mu.Unlock()
-	if stopping != nil {
-		close(stopping)
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := e.runner.Stop(ctx); err != nil {
+		return err
 	}
 	err := e.Export(ctx)
 	if s := e.Stats(); s.Queued > 0 {

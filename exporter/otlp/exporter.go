@@ -15,6 +15,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/periodic"
 )
 
 // Temporality of the values written: Cumulative (as OpenCensus) or Delta.
@@ -152,13 +153,10 @@ type Exporter struct {
 	zw    *gzip.Writer
 	state exportState
 
-	// life guards the periodic loop's state. It is not mu, so that Stop
+	// runner owns the periodic loop. Its lock is not mu, so that Stop
 	// does not wait for an export in progress (which may be retrying)
 	// longer than its context allows.
-	life     sync.Mutex
-	started  bool
-	stopping chan struct{}
-	done     chan struct{}
+	runner periodic.Runner
 
 	exports, failures, requests, retries atomic.Uint64
 	points, dropped, rejected, nbytes    atomic.Uint64
@@ -247,52 +245,15 @@ func New(opts Options) (*Exporter, error) {
 func (e *Exporter) URL() string { return e.url }
 
 // Start begins exporting every Interval. Calling it again does nothing.
-func (e *Exporter) Start() {
-	e.life.Lock()
-	defer e.life.Unlock()
-	if e.started {
-		return
-	}
-	e.started = true
-	e.stopping, e.done = make(chan struct{}), make(chan struct{})
-	go e.loop(e.stopping, e.done)
-}
-
-func (e *Exporter) loop(stopping, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(e.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stopping:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), e.opts.Interval)
-			if err := e.Export(ctx); err != nil && e.opts.OnError != nil {
-				e.opts.OnError(err)
-			}
-			cancel()
-		}
-	}
-}
+func (e *Exporter) Start() { e.runner.Start(e.opts.Interval, e.Export, e.opts.OnError) }
 
 // Stop ends the periodic exports and exports a final snapshot, so nothing
 // recorded before Stop is left unsent. It returns that export's error, or
 // ctx's if ctx ends first. The final export, retries included, is bounded
 // by ctx and by the Interval.
 func (e *Exporter) Stop(ctx context.Context) error {
-	e.life.Lock()
-	stopping, done := e.stopping, e.done
-	e.started = false
-	e.stopping, e.done = nil, nil
-	e.life.Unlock()
-	if stopping != nil {
-		close(stopping)
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := e.runner.Stop(ctx); err != nil {
+		return err
 	}
 	return e.Export(ctx)
 }
