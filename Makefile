@@ -1,21 +1,25 @@
 # zerostat — every check CI runs is `make test` (see .ci/run).
 GO       ?= go
-FUZZTIME ?= 6s
+FUZZTIME ?= 5s
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate bench demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate bench integration demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
 CROSSLANG = ZEROSTAT_REQUIRE_CROSSLANG=$$(scripts/test-deps.sh --check)
+# Likewise the tests against real Prometheus and VictoriaMetrics servers.
+BACKENDS = ZEROSTAT_REQUIRE_BACKENDS=$$(scripts/install-backends.sh --check)
 
 ## test: everything CI runs: test dependencies, format, vet, unit tests,
 ## race tests, a 386 pass, short fuzzing, and the benchmarks module's tests.
 test: deps check-fmt vet unit race test-386 fuzz bench-module gate
 	@echo "make test: all checks passed"
 
-## deps: install Debian packages the tests use (python3-msgpack, ruby-msgpack).
+## deps: install the Debian packages the tests use: python3-msgpack and
+## ruby-msgpack, prometheus and victoria-metrics.
 deps:
 	@scripts/test-deps.sh
+	@scripts/install-backends.sh
 
 check-fmt:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -25,10 +29,10 @@ vet:
 	cd benchmarks && $(GO) vet ./...
 
 unit:
-	$(CROSSLANG) $(GO) test -count=1 ./...
+	$(CROSSLANG) $(BACKENDS) $(GO) test -count=1 ./...
 
 race:
-	$(CROSSLANG) $(GO) test -race -count=1 ./...
+	$(CROSSLANG) $(BACKENDS) $(GO) test -race -count=1 ./...
 
 # 32-bit: atomics alignment and int sizes (as VictoriaMetrics's CI does).
 test-386:
@@ -42,6 +46,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./exporter/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./exporter/receiver
 	$(GO) test -run '^$$' -fuzz '^FuzzSnapshotRoundTrip$$' -fuzztime $(FUZZTIME) ./exporter
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/snappy
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/snappy
+	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) ./internal/accept
 
 bench-module:
 	cd benchmarks && $(GO) test -count=1 ./...
@@ -72,6 +79,12 @@ bench:
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+
+## integration: only the tests against real Prometheus and VictoriaMetrics
+## servers (started by the tests on 127.0.0.1, temporary data dirs).
+integration:
+	@scripts/install-backends.sh
+	$(BACKENDS) $(GO) test -count=1 -run '^TestBackend' ./exporter/... ./internal/testbackend
 
 ## demo: the main job (same as `go run ./cmd/zerostat demo`).
 demo:

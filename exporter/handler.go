@@ -1,0 +1,150 @@
+package exporter
+
+import (
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/prometheus"
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/accept"
+)
+
+// SnapshotOptions configure NewSnapshotHandler. The zero value is usable.
+type SnapshotOptions struct {
+	// Resource describes the process in the msgpack and JSON forms (empty
+	// fields get Options.Resource's defaults).
+	Resource Resource
+	// Prometheus names the series of the Prometheus forms (namespace,
+	// constant labels); its Format field is ignored.
+	Prometheus prometheus.Options
+	// DisableCompression turns off gzip, otherwise used when the request's
+	// Accept-Encoding allows it.
+	DisableCompression bool
+}
+
+// The media types the snapshot handler offers, in its order of
+// preference: JSON answers "*/*" and requests without Accept.
+const (
+	ContentTypeJSON = "application/json"
+)
+
+var snapshotOffers = []accept.Offer{
+	{Type: ContentTypeJSON},
+	{Type: wire.ContentType}, // application/msgpack
+	{Type: "application/x-msgpack"},
+	{Type: "application/vnd.msgpack"},
+	{Type: "text/plain", Version: "0.0.4"},
+	{Type: "application/openmetrics-text", Version: "1.0.0"},
+	{Type: "application/openmetrics-text", Version: "0.0.1"},
+}
+
+const snapshotNotAcceptable = "acceptable: application/json, application/msgpack, text/plain; version=0.0.4, application/openmetrics-text; version=1.0.0\n"
+
+// snapshotHandler serves the current cumulative snapshot. Its encoders
+// are pooled: concurrent requests encode in parallel, each with buffers
+// reused from earlier requests.
+type snapshotHandler struct {
+	resource []wire.Attribute
+	prom     *prometheus.Handler
+	compress bool
+	encoders sync.Pool // *encoder
+	bufs     sync.Pool // *[]byte, for the Prometheus forms
+}
+
+var _ http.Handler = (*snapshotHandler)(nil)
+
+// NewSnapshotHandler returns a handler serving a snapshot of every
+// registered view, with cumulative values, in the form the request's
+// Accept header prefers:
+//
+//   - application/msgpack (also application/x-msgpack and
+//     application/vnd.msgpack): zerostat's wire format (docs/wire-format.md),
+//     one payload, as the Exporter sends it;
+//   - application/json (the default, for "*/*" or no Accept): the same
+//     payload as package wire's MarshalJSON renders it;
+//   - text/plain; version=0.0.4 or application/openmetrics-text: the
+//     Prometheus exposition of package exporter/prometheus.
+//
+// Anything else gets 406 Not Acceptable; methods other than GET and HEAD
+// get 405. The body is built in a buffer first and written in one Write
+// with its Content-Length (gzip-compressed when the request accepts it):
+// a slow client never holds an encoder's lock, and the encoder never
+// writes to the socket in small pieces.
+//
+// Cost: a snapshot (atomic reads of every series) and its encoding. In
+// steady state the msgpack and Prometheus forms allocate only the response
+// headers (3 allocations, tested), besides what net/http allocates per
+// request; the JSON form decodes the payload and marshals it with
+// encoding/json (it allocates in proportion to the snapshot). Safe for
+// concurrent use; recorders are never blocked.
+func NewSnapshotHandler(opts SnapshotOptions) http.Handler {
+	popts := opts.Prometheus
+	popts.Format = 0
+	popts.DisableCompression = true // compression is decided here
+	return &snapshotHandler{
+		resource: opts.Resource.attributes(),
+		prom:     prometheus.NewHandler(popts),
+		compress: !opts.DisableCompression,
+	}
+}
+
+func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	choice := accept.Negotiate(r.Header.Get("Accept"), snapshotOffers)
+	switch choice {
+	case -1:
+		http.Error(w, "406 not acceptable; "+snapshotNotAcceptable, http.StatusNotAcceptable)
+	case 0, 1, 2, 3:
+		h.serveWire(w, r, choice == 0)
+	default:
+		f := prometheus.FormatText
+		if choice >= 5 {
+			f = prometheus.FormatOpenMetrics
+		}
+		bp, _ := h.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		*bp = h.prom.AppendFormat((*bp)[:0], f)
+		accept.WriteBody(w, r, *bp, f.ContentType(), h.compress)
+		h.bufs.Put(bp)
+	}
+}
+
+// serveWire encodes the snapshot with a pooled encoder and writes it from
+// the encoder's own buffer (the payload is valid until the encoder's next
+// use), as msgpack, or as JSON.
+func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJSON bool) {
+	e, _ := h.encoders.Get().(*encoder)
+	if e == nil {
+		// No size cap: a snapshot is one payload.
+		e = newEncoder(math.MaxInt, Cumulative, h.resource)
+	}
+	defer h.encoders.Put(e)
+	now := time.Now()
+	var payload []byte
+	_ = e.encode(now, now, func(p []byte, last bool) error { // emit never fails
+		payload = p
+		return nil
+	})
+	if !asJSON {
+		accept.WriteBody(w, r, payload, wire.ContentType, h.compress)
+		return
+	}
+	p, err := wire.Decode(payload)
+	var js []byte
+	if err == nil {
+		js, err = p.MarshalJSON()
+	}
+	if err != nil { // a bug: the encoder's output must decode
+		http.Error(w, "zerostat: snapshot: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	accept.WriteBody(w, r, append(js, '\n'), ContentTypeJSON, h.compress)
+}

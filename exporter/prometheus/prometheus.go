@@ -1,0 +1,408 @@
+package prometheus
+
+import (
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/zerostat/zerostat/internal/accept"
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
+)
+
+// Format is an exposition format.
+type Format uint8
+
+const (
+	// FormatText is the Prometheus text format 0.0.4
+	// (https://prometheus.io/docs/instrumenting/exposition_formats/).
+	FormatText Format = 1 + iota
+	// FormatOpenMetrics is OpenMetrics 1.0.0
+	// (https://github.com/prometheus/OpenMetrics/blob/main/specification/OpenMetrics.md).
+	FormatOpenMetrics
+)
+
+// Content types of the formats, as client_golang's expfmt spells them.
+const (
+	ContentTypeText        = "text/plain; version=0.0.4; charset=utf-8"
+	ContentTypeOpenMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+)
+
+// ContentType returns the format's Content-Type header value.
+func (f Format) ContentType() string {
+	if f == FormatOpenMetrics {
+		return ContentTypeOpenMetrics
+	}
+	return ContentTypeText
+}
+
+func (f Format) String() string {
+	switch f {
+	case FormatText:
+		return "text"
+	case FormatOpenMetrics:
+		return "openmetrics"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// offers are the formats in the server's order of preference: text first
+// (what client_golang serves to "*/*"), then OpenMetrics 1.0.0 and its
+// pre-release 0.0.1, which is the same text and which Prometheus 2.x also
+// asks for.
+var offers = []accept.Offer{
+	{Type: "text/plain", Version: "0.0.4"},
+	{Type: "application/openmetrics-text", Version: "1.0.0"},
+	{Type: "application/openmetrics-text", Version: "0.0.1"},
+}
+
+// Negotiate returns the format an Accept header prefers, and false when it
+// accepts neither (NewHandler's handler then serves the text format, as
+// client_golang does). It does not allocate.
+func Negotiate(acceptHeader string) (Format, bool) {
+	switch accept.Negotiate(acceptHeader, offers) {
+	case 0:
+		return FormatText, true
+	case 1, 2:
+		return FormatOpenMetrics, true
+	}
+	return FormatText, false
+}
+
+// Options configure a Handler. The zero value negotiates the format,
+// compresses with gzip when the scraper accepts it, and adds no prefix and
+// no constant labels.
+type Options struct {
+	// Namespace, if set, prefixes every metric name with Namespace + "_".
+	Namespace string
+	// ConstLabels are added to every series (for example an "env" or a
+	// "region"). Names are sanitized like tag keys; a tag key of a view
+	// with the same label name takes precedence in that view.
+	ConstLabels map[string]string
+	// Format, if set, is served whatever the Accept header says.
+	Format Format
+	// DisableCompression turns off gzip (used when the request's
+	// Accept-Encoding allows it, at gzip.BestSpeed).
+	DisableCompression bool
+}
+
+// Handler serves every registered view in the Prometheus text format or
+// OpenMetrics. It is safe for concurrent use: requests build their text
+// one at a time (under a mutex; the registry's recorders are never
+// blocked), then write it to their connections concurrently.
+type Handler struct {
+	opts   Options
+	consts []promname.Label
+
+	// mu serialises AppendFormat: it guards the per-view state and the
+	// scratch buffers below.
+	mu      sync.Mutex
+	fams    map[*core.View]*family
+	gen     uint64
+	scratch []*core.Series
+	buckets []int64
+	labels  []byte
+	sorter  seriesSorter
+
+	// spare is one output buffer kept by the handler itself, so the usual
+	// single scraper reuses it even across garbage collections (which
+	// empty sync.Pools); concurrent scrapes take more from bufPool.
+	spare atomic.Pointer[buffer]
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// family is what the handler keeps per view: its names, rendered once,
+// and its series sorted by tag values (re-sorted only when series were
+// added: an aggregator's series are never removed while it is
+// registered).
+type family struct {
+	fam    *promname.Family
+	kind   core.Kind
+	seen   uint64
+	series []*core.Series
+
+	headText, headOM []byte   // "# HELP", "# TYPE" (and "# UNIT") lines
+	sampleName       string   // a counter's or gauge's sample, or "<name>_bucket"
+	sumName          string   // histograms: "<name>_sum"
+	countName        string   // histograms: "<name>_count"
+	labelHeads       []string // per label: `name="` or, for a constant, `name="value"`
+	overflowLabels   []byte   // the labels of the overflow series, rendered
+	leText, leOM     []string // histograms: `le="<bound>"` per bound and "+Inf"
+}
+
+// NewHandler returns a handler serving the registered views. It returns
+// the concrete *Handler, which also offers AppendFormat and WriteFormat.
+func NewHandler(opts Options) *Handler {
+	return &Handler{
+		opts:   opts,
+		consts: promname.ConstLabels(opts.ConstLabels),
+		fams:   map[*core.View]*family{},
+	}
+}
+
+func (h *Handler) newFamily(v *core.View) *family {
+	pf := promname.NewFamily(v, h.opts.Namespace, h.consts)
+	f := &family{fam: pf, kind: v.Agg.Kind(), sampleName: pf.Sample}
+	// Text format 0.0.4: the family is named as client_golang names a
+	// counter, after its sample ("<name>_total").
+	textName := pf.Name
+	if pf.Type == promname.Counter {
+		textName = pf.Sample
+	}
+	if pf.Help != "" {
+		f.headText = append(f.headText, "# HELP "+textName+" "...)
+		f.headText = append(promname.AppendHelp(f.headText, pf.Help, false), '\n')
+		f.headOM = append(f.headOM, "# HELP "+pf.Name+" "...)
+		f.headOM = append(promname.AppendHelp(f.headOM, pf.Help, true), '\n')
+	}
+	f.headText = append(f.headText, "# TYPE "+textName+" "+pf.Type.String()+"\n"...)
+	f.headOM = append(f.headOM, "# TYPE "+pf.Name+" "+pf.Type.String()+"\n"...)
+	if pf.Unit != "" {
+		f.headOM = append(f.headOM, "# UNIT "+pf.Name+" "+pf.Unit+"\n"...)
+	}
+	for _, l := range pf.Labels {
+		if l.Tag >= 0 {
+			f.labelHeads = append(f.labelHeads, l.Name+`="`)
+		} else {
+			f.labelHeads = append(f.labelHeads, string(promname.AppendLabelValue([]byte(l.Name+`="`), l.Value))+`"`)
+		}
+	}
+	for _, l := range pf.OverflowLabels {
+		if len(f.overflowLabels) > 0 {
+			f.overflowLabels = append(f.overflowLabels, ',')
+		}
+		f.overflowLabels = append(f.overflowLabels, l.Name+`="`...)
+		f.overflowLabels = append(promname.AppendLabelValue(f.overflowLabels, l.Value), '"')
+	}
+	if f.kind == core.KindDistribution {
+		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
+		for _, b := range v.Agg.Bounds() {
+			f.leText = append(f.leText, string(promname.AppendFloat([]byte(`le="`), b))+`"`)
+			f.leOM = append(f.leOM, string(promname.AppendOpenMetricsFloat([]byte(`le="`), b))+`"`)
+		}
+		f.leText = append(f.leText, `le="+Inf"`)
+		f.leOM = append(f.leOM, `le="+Inf"`)
+	}
+	return f
+}
+
+// seriesSorter orders series by their tag values in key-name order.
+type seriesSorter struct {
+	s    []*core.Series
+	strs []string
+}
+
+func (x *seriesSorter) Len() int      { return len(x.s) }
+func (x *seriesSorter) Swap(i, j int) { x.s[i], x.s[j] = x.s[j], x.s[i] }
+func (x *seriesSorter) Less(i, j int) bool {
+	a, b := x.s[i].ValueIDs(), x.s[j].ValueIDs()
+	for k := range a {
+		if a[k] != b[k] {
+			if c := strings.Compare(x.strs[a[k]], x.strs[b[k]]); c != 0 {
+				return c < 0
+			}
+		}
+	}
+	return false
+}
+
+// AppendFormat appends the exposition of every registered view in format
+// f to dst and returns it. Views come sorted by name, series sorted by
+// their tag values. Cost: one atomic read per series (a distribution's
+// cell is locked while its buckets are copied) and the text; in steady
+// state (no new view or series since the last call) it allocates nothing
+// beyond growing dst. Safe for concurrent use; calls are serialised.
+func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gen++
+	om := f == FormatOpenMetrics
+	for _, v := range core.Views() {
+		fam := h.fams[v]
+		if fam == nil {
+			fam = h.newFamily(v)
+			h.fams[v] = fam
+		}
+		fam.seen = h.gen
+		h.scratch = v.Agg.AppendSeries(h.scratch[:0])
+		strs := core.Interned() // after AppendSeries: holds their values
+		if len(h.scratch) != len(fam.series) {
+			fam.series = append(fam.series[:0], h.scratch...)
+			h.sorter = seriesSorter{s: fam.series, strs: strs}
+			sort.Sort(&h.sorter)
+			h.sorter = seriesSorter{}
+		}
+		overflow := v.Agg.Overflow()
+		if len(fam.series) == 0 && overflow == nil {
+			continue
+		}
+		if om {
+			dst = append(dst, fam.headOM...)
+		} else {
+			dst = append(dst, fam.headText...)
+		}
+		if fam.kind == core.KindDistribution {
+			if n := len(v.Agg.Bounds()) + 1; cap(h.buckets) < n {
+				h.buckets = make([]int64, n)
+			}
+			h.buckets = h.buckets[:len(v.Agg.Bounds())+1]
+		}
+		for _, s := range fam.series {
+			dst = h.appendSeries(dst, fam, s, h.appendLabels(fam, s, strs), om)
+		}
+		if overflow != nil {
+			dst = h.appendSeries(dst, fam, overflow, fam.overflowLabels, om)
+		}
+	}
+	for v, fam := range h.fams {
+		if fam.seen != h.gen {
+			delete(h.fams, v)
+		}
+	}
+	if om {
+		dst = append(dst, "# EOF\n"...)
+	}
+	return dst
+}
+
+// appendLabels renders the labels of s into h.labels: `a="x",b="y"`.
+func (h *Handler) appendLabels(fam *family, s *core.Series, strs []string) []byte {
+	vids := s.ValueIDs()
+	lb := h.labels[:0]
+	for i, l := range fam.fam.Labels {
+		if l.Tag < 0 {
+			if len(lb) > 0 {
+				lb = append(lb, ',')
+			}
+			lb = append(lb, fam.labelHeads[i]...)
+			continue
+		}
+		val := strs[vids[l.Tag]]
+		if val == "" {
+			continue // an absent tag: Prometheus treats empty labels as absent
+		}
+		if len(lb) > 0 {
+			lb = append(lb, ',')
+		}
+		lb = append(lb, fam.labelHeads[i]...)
+		lb = append(promname.AppendLabelValue(lb, val), '"')
+	}
+	h.labels = lb
+	return lb
+}
+
+// appendSeries appends the samples of s, labelled lb.
+func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byte, om bool) []byte {
+	appendFloat := promname.AppendFloat
+	if om {
+		appendFloat = promname.AppendOpenMetricsFloat
+	}
+	switch fam.kind {
+	case core.KindCount:
+		dst = appendName(dst, fam.sampleName, lb)
+		dst = append(strconv.AppendInt(dst, s.ReadCount(), 10), '\n')
+	case core.KindSum:
+		dst = appendName(dst, fam.sampleName, lb)
+		dst = append(appendFloat(dst, s.ReadSum()), '\n')
+	case core.KindLastValue:
+		dst = appendName(dst, fam.sampleName, lb)
+		dst = append(appendFloat(dst, s.ReadLast()), '\n')
+	case core.KindDistribution:
+		st := s.ReadDist(h.buckets)
+		les := fam.leText
+		if om {
+			les = fam.leOM
+		}
+		var cum int64
+		for i, c := range h.buckets {
+			cum += c
+			dst = append(dst, fam.sampleName...)
+			dst = append(dst, '{')
+			if len(lb) > 0 {
+				dst = append(append(dst, lb...), ',')
+			}
+			dst = append(dst, les[i]...)
+			dst = append(dst, '}', ' ')
+			dst = append(strconv.AppendInt(dst, cum, 10), '\n')
+		}
+		dst = appendName(dst, fam.sumName, lb)
+		dst = append(appendFloat(dst, st.Sum), '\n')
+		dst = appendName(dst, fam.countName, lb)
+		dst = append(strconv.AppendInt(dst, cum, 10), '\n')
+	}
+	return dst
+}
+
+// appendName appends `name{labels} ` (no braces without labels).
+func appendName(dst []byte, name string, labels []byte) []byte {
+	dst = append(dst, name...)
+	if len(labels) > 0 {
+		dst = append(dst, '{')
+		dst = append(dst, labels...)
+		dst = append(dst, '}')
+	}
+	return append(dst, ' ')
+}
+
+// WriteFormat writes the exposition in format f to w in one Write, from a
+// pooled buffer. Steady-state cost: AppendFormat's, with no allocation.
+func (h *Handler) WriteFormat(w io.Writer, f Format) (int, error) {
+	b := h.getBuffer()
+	defer h.putBuffer(b)
+	b.b = h.AppendFormat(b.b[:0], f)
+	return w.Write(b.b)
+}
+
+// ServeHTTP serves the exposition in the format the request's Accept
+// header prefers (or Options.Format), gzip-compressed when the request
+// accepts it. The whole body is built in a pooled buffer before anything
+// is written, so the response carries a Content-Length and a slow client
+// holds no lock.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := h.opts.Format
+	if f == 0 {
+		f, _ = Negotiate(r.Header.Get("Accept"))
+	}
+	buf := h.getBuffer()
+	defer h.putBuffer(buf)
+	buf.b = h.AppendFormat(buf.b[:0], f)
+	accept.WriteBody(w, r, buf.b, f.ContentType(), !h.opts.DisableCompression)
+}
+
+// buffer is a pooled byte buffer. The caller that got it from getBuffer
+// owns it until putBuffer and must keep no reference to b.b after.
+type buffer struct{ b []byte }
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.b = append(b.b, p...)
+	return len(p), nil
+}
+
+// maxPooledBuffer is the largest buffer returned to the pool; larger ones
+// are left to the garbage collector (as log/slog's internal/buffer does),
+// so one huge scrape does not pin its memory.
+const maxPooledBuffer = 32 << 20
+
+var bufPool = sync.Pool{New: func() any { return new(buffer) }}
+
+func (h *Handler) getBuffer() *buffer {
+	if b := h.spare.Swap(nil); b != nil {
+		return b
+	}
+	return bufPool.Get().(*buffer)
+}
+
+func (h *Handler) putBuffer(b *buffer) {
+	if cap(b.b) > maxPooledBuffer {
+		return
+	}
+	b.b = b.b[:0]
+	if !h.spare.CompareAndSwap(nil, b) {
+		bufPool.Put(b)
+	}
+}

@@ -1,0 +1,178 @@
+package remotewrite
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
+)
+
+// The remote-write 1.0 messages (prometheus/prompb types.proto and
+// remote.proto, https://prometheus.io/docs/specs/remote_write_spec/):
+//
+//	message WriteRequest { repeated TimeSeries timeseries = 1; ... }
+//	message TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; ... }
+//	message Label        { string name = 1; string value = 2; }
+//	message Sample       { double value = 1; int64 timestamp = 2; }
+//
+// Field keys are (field number << 3) | wire type; wire types 0 (varint),
+// 1 (fixed64) and 2 (length-delimited).
+const (
+	keyWriteRequestTimeseries = 1<<3 | 2 // 0x0a
+	keyTimeSeriesLabels       = 1<<3 | 2 // 0x0a
+	keyTimeSeriesSamples      = 2<<3 | 2 // 0x12
+	keyLabelName              = 1<<3 | 2 // 0x0a
+	keyLabelValue             = 2<<3 | 2 // 0x12
+	keySampleValue            = 1<<3 | 1 // 0x09
+	keySampleTimestamp        = 2<<3 | 0 // 0x10
+)
+
+// varintSize returns the size of v as a protobuf varint.
+func varintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+func appendVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func appendFixed64(b []byte, v uint64) []byte {
+	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+}
+
+// labelSize is the size of a Label message (proto3: empty strings are
+// left out, as proto.Marshal leaves them out).
+func labelSize(name, value string) int {
+	n := 0
+	if name != "" {
+		n += 1 + varintSize(uint64(len(name))) + len(name)
+	}
+	if value != "" {
+		n += 1 + varintSize(uint64(len(value))) + len(value)
+	}
+	return n
+}
+
+func appendLabel(b []byte, name, value string) []byte {
+	b = append(b, keyTimeSeriesLabels)
+	b = appendVarint(b, uint64(labelSize(name, value)))
+	if name != "" {
+		b = append(b, keyLabelName)
+		b = appendVarint(b, uint64(len(name)))
+		b = append(b, name...)
+	}
+	if value != "" {
+		b = append(b, keyLabelValue)
+		b = appendVarint(b, uint64(len(value)))
+		b = append(b, value...)
+	}
+	return b
+}
+
+// sampleSize is the size of a Sample message; a +0 value and a zero
+// timestamp are left out (proto3 defaults).
+func sampleSize(v float64, ts int64) int {
+	n := 0
+	if math.Float64bits(v) != 0 {
+		n += 1 + 8
+	}
+	if ts != 0 {
+		n += 1 + varintSize(uint64(ts))
+	}
+	return n
+}
+
+// label is one label of a time series being written.
+type label struct{ name, value string }
+
+// appendTimeSeries appends one WriteRequest.timeseries element: the
+// labels (sorted by name, as the spec requires) and one sample.
+func appendTimeSeries(b []byte, labels []label, v float64, ts int64) []byte {
+	n := 0
+	for _, l := range labels {
+		ls := labelSize(l.name, l.value)
+		n += 1 + varintSize(uint64(ls)) + ls
+	}
+	ss := sampleSize(v, ts)
+	n += 1 + varintSize(uint64(ss)) + ss
+	b = append(b, keyWriteRequestTimeseries)
+	b = appendVarint(b, uint64(n))
+	for _, l := range labels {
+		b = appendLabel(b, l.name, l.value)
+	}
+	b = append(b, keyTimeSeriesSamples)
+	b = appendVarint(b, uint64(ss))
+	if bits := math.Float64bits(v); bits != 0 {
+		b = append(b, keySampleValue)
+		b = appendFixed64(b, bits)
+	}
+	if ts != 0 {
+		b = append(b, keySampleTimestamp)
+		b = appendVarint(b, uint64(ts))
+	}
+	return b
+}
+
+// Label slot kinds: what a family's label at this position holds.
+const (
+	slotName  = iota // __name__
+	slotConst        // a constant label
+	slotTag          // a tag value (absent tags are left out)
+	slotLe           // a histogram bucket's bound
+)
+
+type slot struct {
+	name  string
+	kind  uint8
+	tag   int    // slotTag: index in Series.ValueIDs
+	value string // slotConst
+}
+
+// family is a view's remote-write layout, built once per view: its label
+// slots sorted by name ("__name__" and "le" included) and its series
+// names.
+type family struct {
+	kind                       core.Kind
+	seen                       uint64
+	slots                      []slot
+	overflowSlots              []slot // the overflow series: no tags, OverflowLabel="true"
+	sample, sumName, countName string
+	les                        []string // histogram bounds, text-format spelling, and "+Inf"
+}
+
+func newFamily(v *core.View, namespace string, consts []promname.Label) *family {
+	pf := promname.NewFamily(v, namespace, consts)
+	f := &family{kind: v.Agg.Kind(), sample: pf.Sample}
+	f.slots = append(f.slots, slot{name: "__name__", kind: slotName})
+	for _, l := range pf.Labels {
+		if l.Tag >= 0 {
+			f.slots = append(f.slots, slot{name: l.Name, kind: slotTag, tag: l.Tag})
+		} else {
+			f.slots = append(f.slots, slot{name: l.Name, kind: slotConst, value: l.Value})
+		}
+	}
+	if f.kind == core.KindDistribution {
+		f.slots = append(f.slots, slot{name: "le", kind: slotLe})
+		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
+		for _, b := range v.Agg.Bounds() {
+			f.les = append(f.les, string(promname.AppendFloat(nil, b)))
+		}
+		f.les = append(f.les, "+Inf")
+	}
+	f.overflowSlots = append(f.overflowSlots, slot{name: "__name__", kind: slotName})
+	for _, l := range pf.OverflowLabels {
+		f.overflowSlots = append(f.overflowSlots, slot{name: l.Name, kind: slotConst, value: l.Value})
+	}
+	if f.kind == core.KindDistribution {
+		f.overflowSlots = append(f.overflowSlots, slot{name: "le", kind: slotLe})
+	}
+	byName := func(a, b slot) int { return strings.Compare(a.name, b.name) }
+	slices.SortFunc(f.slots, byName)
+	slices.SortFunc(f.overflowSlots, byName)
+	return f
+}
