@@ -24,7 +24,8 @@ type View struct {
 
 	// TagKeys are the keys whose values group recordings into rows. A
 	// recording whose tags lack a key (or give it the empty value) lands in
-	// the row without that key.
+	// the row without that key. Register sorts this slice in place, as
+	// OpenCensus does: do not share it with code that relies on its order.
 	TagKeys []tag.Key
 
 	// Measure is the measure to aggregate.
