@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/stats"
@@ -88,6 +89,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var last lastSnapshot
 	mux := http.NewServeMux()
 	mux.Handle("/", svc)
+	mux.Handle("GET /metrics", prometheus.NewHandler(prometheus.Options{}))
+	mux.Handle("GET /snapshot", exporter.NewSnapshotHandler(exporter.SnapshotOptions{}))
 	mux.Handle("POST /receive", &receiver.Handler{OnPayload: func(p *wire.Payload) {
 		last.add(p)
 		n := sent.Load()
@@ -117,6 +120,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	exp.Start()
 	fmt.Fprintf(stdout, "zerostat demo: service on %s/ (%d load generators for %v), exporting every %v to %s\n",
 		base, *workers, *duration, *period, url)
+	fmt.Fprintf(stdout, "zerostat demo: Prometheus metrics at %s/metrics, the snapshot at %s/snapshot (msgpack, JSON or text by Accept)\n", base, base)
 
 	stop := make(chan struct{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}

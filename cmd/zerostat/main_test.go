@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,4 +196,58 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func TestDemoServesMetrics(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"demo", "-duration", "2s", "-period", "500ms", "-listen", addr}, &out, &errOut)
+	}()
+	var metrics, snapshot string
+	deadline := time.Now().Add(5 * time.Second)
+	for (metrics == "" || snapshot == "") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		if metrics == "" {
+			metrics = get(t, "http://"+addr+"/metrics", "")
+		}
+		if snapshot == "" {
+			snapshot = get(t, "http://"+addr+"/snapshot", "application/json")
+		}
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("demo exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"# TYPE demo_requests_total counter", "demo_latency_milliseconds_bucket{", `http_route="/users"`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%.2000s", want, metrics)
+		}
+	}
+	if !strings.Contains(snapshot, `"name":"demo/requests"`) {
+		t.Errorf("/snapshot as JSON lacks demo/requests: %.500s", snapshot)
+	}
+}
+
+// get returns the body of a 200 answer, or "".
+func get(t *testing.T, url, accept string) string {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(b)
 }
