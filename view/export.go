@@ -1,6 +1,7 @@
 package view
 
 import (
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -11,7 +12,9 @@ import (
 // reporting goroutine (from Unregister's caller for the last report of a
 // view), with a *Data freshly built for that report and shared by all
 // exporters: an exporter may keep it but must not modify it. Exporters are
-// kept in a set, so an Exporter must be comparable (a pointer, typically).
+// kept in a set, compared with ==: use a pointer. An exporter of a type
+// that cannot be compared (a func type) can be registered but never
+// unregistered (OpenCensus panics on one).
 type Exporter interface {
 	ExportView(viewData *Data)
 }
@@ -21,6 +24,9 @@ type Exporter interface {
 const DefaultReportingPeriod = 10 * time.Second
 
 var (
+	// reportMu serialises periodic reports with Unregister's final ones.
+	reportMu sync.Mutex
+
 	expMu     sync.Mutex
 	expSet    []Exporter
 	period    = DefaultReportingPeriod
@@ -32,9 +38,12 @@ var (
 // starts the reporting goroutine (none runs before: nothing starts in
 // init); the last one unregistered stops it. Safe for concurrent use.
 func RegisterExporter(e Exporter) {
+	if e == nil {
+		return
+	}
 	expMu.Lock()
 	defer expMu.Unlock()
-	if slices.Contains(expSet, e) {
+	if indexOf(expSet, e) >= 0 {
 		return
 	}
 	expSet = append(expSet, e)
@@ -48,7 +57,7 @@ func RegisterExporter(e Exporter) {
 func UnregisterExporter(e Exporter) {
 	expMu.Lock()
 	defer expMu.Unlock()
-	i := slices.Index(expSet, e)
+	i := indexOf(expSet, e)
 	if i < 0 {
 		return
 	}
@@ -74,6 +83,22 @@ func SetReportingPeriod(d time.Duration) {
 		default:
 		}
 	}
+}
+
+// indexOf finds e in exps without panicking on an exporter whose dynamic
+// type cannot be compared (a func type, say): such an exporter is never
+// found, so it can be registered but not unregistered.
+func indexOf(exps []Exporter, e Exporter) int {
+	t := reflect.TypeOf(e)
+	if t == nil || !t.Comparable() {
+		return -1
+	}
+	for i, x := range exps {
+		if reflect.TypeOf(x) == t && x == e {
+			return i
+		}
+	}
+	return -1
 }
 
 func exporters() []Exporter {
@@ -105,6 +130,8 @@ func reportLoop(stop, reset chan struct{}) {
 
 // reportAll sends every registered view, in name order, to every exporter.
 func reportAll(now time.Time) {
+	reportMu.Lock() // see Unregister
+	defer reportMu.Unlock()
 	regMu.Lock()
 	rs := make([]*registered, 0, len(views))
 	for _, r := range views {

@@ -232,9 +232,15 @@ func Register(vs ...*View) error {
 
 // Unregister stops aggregating for each view (by name) and frees its rows;
 // registering it again starts from zero. As in OpenCensus, the registered
-// exporters receive the view's data one last time first. Unknown views are
-// ignored. Safe for concurrent use.
+// exporters receive the view's data one last time first, and no periodic
+// report of the view follows. Unknown views are ignored. Safe for
+// concurrent use, but not from an Exporter's ExportView (it waits for the
+// report in progress).
 func Unregister(vs ...*View) {
+	// No periodic report may run between the view's removal and its final
+	// report: it would send the view again, after its last report.
+	reportMu.Lock()
+	defer reportMu.Unlock()
 	for _, v := range vs {
 		if v == nil {
 			continue

@@ -509,3 +509,64 @@ func TestDefaultCardinalityLimit(t *testing.T) {
 		t.Errorf("unlimited view: %d rows; want 10", n)
 	}
 }
+
+// TestNoReportAfterUnregister: once Unregister has sent a view's final
+// report, no periodic report of it follows (found by the migration
+// example's tests: 208 late reports in 507,779 cycles before the fix).
+func TestNoReportAfterUnregister(t *testing.T) {
+	m := stats.Int64("late/m", "", "")
+	var mu sync.Mutex
+	reports := map[string]int{}
+	e := &exporterFunc{f: func(d *view.Data) {
+		mu.Lock()
+		reports[d.View.Name]++
+		mu.Unlock()
+	}}
+	view.SetReportingPeriod(50 * time.Microsecond)
+	defer view.SetReportingPeriod(0)
+	view.RegisterExporter(e)
+	defer view.UnregisterExporter(e)
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	for i := range n {
+		v := &view.View{Name: fmt.Sprint("late/", i), Measure: m, Aggregation: view.Count()}
+		if err := view.Register(v); err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(context.Background(), m.M(1))
+		view.Unregister(v)
+		mu.Lock()
+		reports[v.Name] = -1_000_000 // any later report makes it >= -999,999
+		mu.Unlock()
+	}
+	time.Sleep(5 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for name, c := range reports {
+		if c != -1_000_000 {
+			t.Errorf("%s reported %d times after its final report", name, c+1_000_000)
+		}
+	}
+}
+
+type exporterFunc struct{ f func(*view.Data) }
+
+func (e *exporterFunc) ExportView(d *view.Data) { e.f(d) }
+
+type funcExporter func(*view.Data)
+
+func (f funcExporter) ExportView(d *view.Data) { f(d) }
+
+func TestUncomparableExporterDoesNotPanic(t *testing.T) {
+	// (Registering one would leave it registered for good: the test does
+	// not, to keep the reporting loop of this test binary stoppable.)
+	e := &exporterFunc{f: func(*view.Data) {}}
+	view.RegisterExporter(e)
+	defer view.UnregisterExporter(e)
+	f := funcExporter(func(*view.Data) {})
+	view.UnregisterExporter(f) // compared with e: a no-op, not a panic
+	view.RegisterExporter(nil)
+	view.UnregisterExporter(nil)
+}
