@@ -63,12 +63,19 @@ func Retryable(err error, after time.Duration) error { return &Error{Err: err, R
 // the next wait would pass ctx's deadline (then the last error is returned,
 // wrapped with why it was not retried). It reports the attempts made.
 func Do(ctx context.Context, p Policy, fn func(ctx context.Context) error) (attempts int, err error) {
+	var prev error
 	for attempt := 0; ; attempt++ {
 		err = fn(ctx)
 		attempts++
 		if err == nil {
 			return attempts, nil
 		}
+		if prev != nil && ctx.Err() != nil {
+			// The deadline cut this attempt short: the previous answer
+			// says more about the failure than "deadline exceeded".
+			return attempts, fmt.Errorf("%w (attempt %d; attempt %d abandoned: %w)", prev, attempts-1, attempts, ctx.Err())
+		}
+		prev = err
 		var re *Error // escapes through errors.As: only on failure
 		if !errors.As(err, &re) {
 			return attempts, err

@@ -63,6 +63,24 @@ func TestDo(t *testing.T) {
 	}
 }
 
+func TestDeadlineKeepsThePreviousError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	refused := errors.New("connection refused")
+	calls := 0
+	_, err := Do(ctx, Policy{Initial: time.Millisecond, Max: time.Millisecond}, func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return Retryable(refused, 0)
+		}
+		<-ctx.Done() // the second attempt is cut by the deadline
+		return ctx.Err()
+	})
+	if !errors.Is(err, refused) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v; want the refusal, noting the deadline", err)
+	}
+}
+
 func TestHTTPStatusRetryable(t *testing.T) {
 	for code, want := range map[int]bool{200: false, 400: false, 401: false, 404: false, 413: false,
 		429: true, 500: true, 502: true, 503: true, 504: true, 501: false} {
