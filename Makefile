@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 5s
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module gate bench integration demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -12,7 +12,7 @@ BACKENDS = ZEROSTAT_REQUIRE_BACKENDS=$$(scripts/install-backends.sh --check)
 
 ## test: everything CI runs: test dependencies, format, vet, unit tests,
 ## race tests, a 386 pass, short fuzzing, and the benchmarks module's tests.
-test: deps check-fmt vet unit race test-386 fuzz bench-module gate
+test: deps check-fmt vet unit race test-386 fuzz bench-module e2e gate
 	@echo "make test: all checks passed"
 
 ## deps: install the Debian packages the tests use: python3-msgpack and
@@ -20,6 +20,7 @@ test: deps check-fmt vet unit race test-386 fuzz bench-module gate
 deps:
 	@scripts/test-deps.sh
 	@scripts/install-backends.sh
+	@scripts/install-chromium.sh
 
 check-fmt:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -27,6 +28,7 @@ check-fmt:
 vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
+	cd e2e && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -count=1 ./...
@@ -79,6 +81,15 @@ bench:
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+
+## e2e: the /debug/stats page in a real headless Chromium (must run, not
+## skip, once chromium is installed).
+e2e:
+	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -race -count=1 ./...
+
+## screenshot: regenerate docs/debug-stats.png (used by the README).
+screenshot:
+	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=1 ZEROSTAT_UPDATE_SCREENSHOT=1 $(GO) test -count=1 -run TestDebugStatsInChromium ./...
 
 ## integration: only the tests against real Prometheus and VictoriaMetrics
 ## servers (started by the tests on 127.0.0.1, temporary data dirs).

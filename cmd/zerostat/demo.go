@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/debugstats"
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/receiver"
@@ -84,6 +85,20 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	base := "http://" + ln.Addr().String()
+	url := base + "/receive"
+	if *exportTo != "" {
+		url = *exportTo
+	}
+	exp, err := exporter.New(&exporter.HTTPSink{URL: url}, exporter.Options{
+		Interval: *period,
+		Resource: exporter.Resource{ServiceName: "zerostat-demo"},
+		OnError:  func(err error) { fmt.Fprintln(stderr, "zerostat demo: export:", err) },
+	})
+	if err != nil {
+		ln.Close()
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
 	began := time.Now()
 	var sent atomic.Int64
 	var last lastSnapshot
@@ -91,6 +106,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	mux.Handle("/", svc)
 	mux.Handle("GET /metrics", prometheus.NewHandler(prometheus.Options{}))
 	mux.Handle("GET /snapshot", exporter.NewSnapshotHandler(exporter.SnapshotOptions{}))
+	mux.Handle("/debug/stats", debugstats.NewHandler(debugstats.Options{Title: "zerostat demo",
+		ExporterStats: []debugstats.NamedStats{{Name: "msgpack over HTTP", Stats: exp.Stats}}}))
 	mux.Handle("POST /receive", &receiver.Handler{OnPayload: func(p *wire.Payload) {
 		last.add(p)
 		n := sent.Load()
@@ -104,23 +121,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	url := base + "/receive"
-	if *exportTo != "" {
-		url = *exportTo
-	}
-	exp, err := exporter.New(&exporter.HTTPSink{URL: url}, exporter.Options{
-		Interval: *period,
-		Resource: exporter.Resource{ServiceName: "zerostat-demo"},
-		OnError:  func(err error) { fmt.Fprintln(stderr, "zerostat demo: export:", err) },
-	})
-	if err != nil {
-		fmt.Fprintln(stderr, "zerostat demo:", err)
-		return 1
-	}
 	exp.Start()
 	fmt.Fprintf(stdout, "zerostat demo: service on %s/ (%d load generators for %v), exporting every %v to %s\n",
 		base, *workers, *duration, *period, url)
-	fmt.Fprintf(stdout, "zerostat demo: Prometheus metrics at %s/metrics, the snapshot at %s/snapshot (msgpack, JSON or text by Accept)\n", base, base)
+	fmt.Fprintf(stdout, "zerostat demo: live stats page at %s/debug/stats, Prometheus metrics at %s/metrics, the snapshot at %s/snapshot\n", base, base, base)
 
 	stop := make(chan struct{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}

@@ -210,15 +210,23 @@ func TestDemoServesMetrics(t *testing.T) {
 	go func() {
 		done <- run(context.Background(), []string{"demo", "-duration", "2s", "-period", "500ms", "-listen", addr}, &out, &errOut)
 	}()
-	var metrics, snapshot string
+	var metrics, snapshot, page string
 	deadline := time.Now().Add(5 * time.Second)
-	for (metrics == "" || snapshot == "") && time.Now().Before(deadline) {
+	for (metrics == "" || snapshot == "" || page == "") && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 		if metrics == "" {
 			metrics = get(t, "http://"+addr+"/metrics", "")
 		}
 		if snapshot == "" {
 			snapshot = get(t, "http://"+addr+"/snapshot", "application/json")
+		}
+		if page == "" || !strings.Contains(page, "<svg") {
+			page = get(t, "http://"+addr+"/debug/stats", "")
+		}
+	}
+	for _, want := range []string{"zerostat demo", "demo/latency", "demo/requests", "<svg", "msgpack over HTTP"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/debug/stats lacks %q", want)
 		}
 	}
 	if code := <-done; code != 0 {
