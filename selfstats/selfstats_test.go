@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/otlp"
+	"github.com/zerostat/zerostat/exporter/remotewrite"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/selfstats"
 	"github.com/zerostat/zerostat/stats"
@@ -88,5 +93,53 @@ func TestHealthViewsShipped(t *testing.T) {
 	}
 	if pb := find("zerostat/payload_bytes"); len(pb.Rows) != 1 || pb.Rows[0].Count < 1 {
 		t.Errorf("payload_bytes rows %+v", pb.Rows)
+	}
+}
+
+// TestEverySinkReports: the OTLP and remote-write exporters report to the
+// same views as the msgpack exporter, tagged with their sink.
+func TestEverySinkReports(t *testing.T) {
+	if err := selfstats.Register(); err != nil {
+		t.Fatal(err)
+	}
+	defer selfstats.Unregister()
+	m := stats.Int64("self/sinks", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Sum()}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	stats.Record(context.Background(), m.M(3))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	o, err := otlp.New(otlp.Options{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := remotewrite.New(remotewrite.Options{URL: srv.URL + "/api/v1/write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Push(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := view.RetrieveData("zerostat/exports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, r := range rows {
+		got[fmt.Sprint(r.Tags)] = r.Data.(*view.CountData).Value
+	}
+	for _, sink := range []string{"otlp", "remotewrite"} {
+		if got[fmt.Sprintf("[{result ok} {sink %s}]", sink)] != 1 {
+			t.Errorf("zerostat/exports rows %v; want one ok export from %s", got, sink)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/periodic"
+	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Temporality of the values written: Cumulative (as OpenCensus) or Delta.
@@ -153,6 +154,8 @@ type Exporter struct {
 	zw    *gzip.Writer
 	state exportState
 
+	self *selfstats.Sink // zerostat's own health, tagged sink="otlp"
+
 	// runner owns the periodic loop. Its lock is not mu, so that Stop
 	// does not wait for an export in progress (which may be retrying)
 	// longer than its context allows.
@@ -238,6 +241,7 @@ func New(opts Options) (*Exporter, error) {
 		return nil, err
 	}
 	e.opts = opts
+	e.self = selfstats.NewSink("otlp")
 	return e, nil
 }
 
@@ -268,6 +272,12 @@ func (e *Exporter) Export(ctx context.Context) error {
 	defer e.mu.Unlock()
 	e.exports.Add(1)
 	now := time.Now()
+	retries0, dropped0 := e.retries.Load(), e.dropped.Load()
+	var err error
+	defer func() { // zerostat/exports, retries, dropped for this sink (selfstats)
+		e.self.Export(err, time.Since(now), int(e.retries.Load()-retries0), int(e.dropped.Load()-dropped0))
+	}()
+	selfstats.RecordViews()
 	body := e.enc.Encode(now)
 	n := uint64(e.enc.Points())
 	if n == 0 {
@@ -277,20 +287,18 @@ func (e *Exporter) Export(ctx context.Context) error {
 	if e.zw != nil {
 		e.zbuf.Reset()
 		e.zw.Reset(&e.zbuf)
-		if _, err := e.zw.Write(body); err != nil {
-			return e.failed(n, fmt.Errorf("otlp: gzip: %w", err))
-		}
-		if err := e.zw.Close(); err != nil {
-			return e.failed(n, fmt.Errorf("otlp: gzip: %w", err))
-		}
+		// Writing to a bytes.Buffer cannot fail.
+		_, _ = e.zw.Write(body)
+		_ = e.zw.Close()
 		body, encoding = e.zbuf.Bytes(), "gzip"
 	}
-	ps, err := e.send(ctx, body, encoding)
-	if err != nil {
+	var ps *PartialSuccess
+	if ps, err = e.send(ctx, body, encoding); err != nil {
 		return e.failed(n, err)
 	}
 	e.points.Add(n)
 	e.nbytes.Add(uint64(len(body)))
+	e.self.Payload(len(body))
 	e.succeeded(now, ps)
 	return nil
 }

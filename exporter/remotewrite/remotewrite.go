@@ -19,6 +19,7 @@ import (
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/internal/snappy"
+	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Defaults.
@@ -128,6 +129,7 @@ type Writer struct {
 	failing bool
 
 	runner periodic.Runner // the Start/Stop loop
+	self   *selfstats.Sink // zerostat's own health, tagged sink="remotewrite"
 
 	pushes, failedPushes, requests, retries, sent, dropped, sentBytes atomic.Uint64
 	lastSuccess                                                       atomic.Int64
@@ -177,6 +179,7 @@ func New(opts Options) (*Writer, error) {
 	if w.client == nil {
 		w.client = http.DefaultClient
 	}
+	w.self = selfstats.NewSink("remotewrite")
 	return w, nil
 }
 
@@ -210,19 +213,28 @@ func (w *Writer) Push(ctx context.Context) error {
 		defer cancel()
 	}
 	w.pushes.Add(1)
-	w.encode(time.Now().UnixMilli())
-
+	began := time.Now()
+	retries0 := w.retries.Load()
 	var first error
+	droppedReqs := 0
+	defer func() { // zerostat/exports, retries, dropped requests for this sink (selfstats)
+		w.self.Export(first, time.Since(began), int(w.retries.Load()-retries0), droppedReqs)
+	}()
+	selfstats.RecordViews()
+	w.encode(began.UnixMilli())
+
 	var dropped uint64
 	for i := range w.counts {
 		n := uint64(w.counts[i])
 		if first != nil && ctx.Err() != nil {
 			dropped += n // out of time: give up on the rest
+			droppedReqs++
 			continue
 		}
 		w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
 		if err := w.send(ctx, w.zb); err != nil {
 			dropped += n
+			droppedReqs++
 			if first == nil {
 				first = err
 			}
@@ -230,6 +242,7 @@ func (w *Writer) Push(ctx context.Context) error {
 		}
 		w.sent.Add(n)
 		w.sentBytes.Add(uint64(len(w.zb)))
+		w.self.Payload(len(w.zb))
 	}
 
 	if first != nil {
