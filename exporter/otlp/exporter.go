@@ -73,6 +73,12 @@ type Options struct {
 	Interval time.Duration
 	// Temporality of the values: Cumulative or Delta.
 	Temporality Temporality
+	// MaxQueuedBytes bounds the delta requests kept for a later export
+	// when they could not be sent (default exporter.DefaultMaxQueuedBytes,
+	// 16 MiB); past it the oldest are dropped and their points counted in
+	// Stats.Dropped. Cumulative requests are never queued: the next export
+	// carries the same totals.
+	MaxQueuedBytes int
 	// Compression of requests (Gzip sends Content-Encoding: gzip), and the
 	// gzip level (gzip.BestSpeed to gzip.BestCompression; 0 means
 	// gzip.BestSpeed).
@@ -117,10 +123,12 @@ type Stats struct {
 	Exports, Failures uint64 // export cycles, and those that failed after retries
 	Requests, Retries uint64 // HTTP requests made, and those that were retries
 	Points            uint64 // data points delivered
-	// Dropped counts the data points of failed exports. With Delta
-	// temporality they are lost; with Cumulative, the next successful
-	// export carries their values.
+	// Dropped counts the data points given up: those of failed
+	// cumulative exports (the next successful export carries their values)
+	// and those of delta requests pushed out of the queue (lost).
 	Dropped uint64
+	// Queued is the number of delta requests waiting for a later export.
+	Queued int
 	// Rejected counts the data points a receiver reported it rejected
 	// (partial success); they are included in Points.
 	Rejected    uint64
@@ -155,6 +163,11 @@ type Exporter struct {
 	state exportState
 
 	self *selfstats.Sink // zerostat's own health, tagged sink="otlp"
+
+	// Guarded by mu: delta requests waiting for a later export.
+	queue       []queuedReq
+	queuedBytes int
+	queuedN     atomic.Int64
 
 	// runner owns the periodic loop. Its lock is not mu, so that Stop
 	// does not wait for an export in progress (which may be retrying)
@@ -209,6 +222,12 @@ func New(opts Options) (*Exporter, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("otlp: Timeout %v is negative", opts.Timeout)
+	}
+	if opts.MaxQueuedBytes == 0 {
+		opts.MaxQueuedBytes = exporter.DefaultMaxQueuedBytes
+	}
+	if opts.MaxQueuedBytes < 0 {
+		return nil, fmt.Errorf("otlp: MaxQueuedBytes %d is negative", opts.MaxQueuedBytes)
 	}
 	if opts.Retry.InitialBackoff == 0 {
 		opts.Retry.InitialBackoff = DefaultInitialBackoff
@@ -292,9 +311,12 @@ func (e *Exporter) Export(ctx context.Context) error {
 		_ = e.zw.Close()
 		body, encoding = e.zbuf.Bytes(), "gzip"
 	}
+	if err = e.flushQueue(ctx); err != nil { // older delta requests first
+		return e.failed(n, e.giveUp(body, encoding, n, err))
+	}
 	var ps *PartialSuccess
 	if ps, err = e.send(ctx, body, encoding); err != nil {
-		return e.failed(n, err)
+		return e.failed(n, e.giveUp(body, encoding, n, err))
 	}
 	e.points.Add(n)
 	e.nbytes.Add(uint64(len(body)))
@@ -324,9 +346,57 @@ func (e *Exporter) succeeded(now time.Time, ps *PartialSuccess) {
 	e.state = next
 }
 
+// queuedReq is a delta request kept for a later export.
+type queuedReq struct {
+	body     []byte
+	encoding string
+	points   uint64
+}
+
+// giveUp queues a delta request that could not be sent (a copy: body is
+// the encoder's buffer), pushing the oldest out past MaxQueuedBytes. It
+// returns err.
+func (e *Exporter) giveUp(body []byte, encoding string, points uint64, err error) error {
+	if e.opts.Temporality != Delta {
+		return err
+	}
+	e.queue = append(e.queue, queuedReq{body: bytes.Clone(body), encoding: encoding, points: points})
+	e.queuedBytes += len(body)
+	for e.queuedBytes > e.opts.MaxQueuedBytes && len(e.queue) > 0 {
+		old := e.queue[0]
+		e.queue = e.queue[1:]
+		e.queuedBytes -= len(old.body)
+		e.dropped.Add(old.points)
+	}
+	e.queuedN.Store(int64(len(e.queue)))
+	return err
+}
+
+// flushQueue sends the queued delta requests, oldest first, until one
+// fails.
+func (e *Exporter) flushQueue(ctx context.Context) error {
+	for len(e.queue) > 0 {
+		q := e.queue[0]
+		if _, err := e.send(ctx, q.body, q.encoding); err != nil {
+			return err
+		}
+		e.points.Add(q.points)
+		e.nbytes.Add(uint64(len(q.body)))
+		e.queue[0] = queuedReq{}
+		e.queue = e.queue[1:]
+		e.queuedBytes -= len(q.body)
+		e.queuedN.Store(int64(len(e.queue)))
+	}
+	return nil
+}
+
+// failed counts a failed export; its points are dropped unless they were
+// queued (delta).
 func (e *Exporter) failed(points uint64, err error) error {
 	e.failures.Add(1)
-	e.dropped.Add(points)
+	if e.opts.Temporality != Delta {
+		e.dropped.Add(points)
+	}
 	stored := err
 	e.lastErr.Store(&stored)
 	if l := e.opts.Logger; l != nil && e.state != stateFailing {
@@ -345,6 +415,7 @@ func (e *Exporter) Stats() Stats {
 		Retries:  e.retries.Load(),
 		Points:   e.points.Load(),
 		Dropped:  e.dropped.Load(),
+		Queued:   int(e.queuedN.Load()),
 		Rejected: e.rejected.Load(),
 		Bytes:    e.nbytes.Load(),
 	}

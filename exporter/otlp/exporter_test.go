@@ -485,3 +485,57 @@ func TestExportConcurrentSafe(t *testing.T) {
 		t.Errorf("delta counts add up to %d; want %d", total, recorders*records)
 	}
 }
+
+// TestDeltaQueueRecoversExactly: delta requests that could not be sent are
+// queued and sent first, oldest first, when the receiver is back, so the
+// deltas it accepts add up to everything recorded.
+func TestDeltaQueueRecoversExactly(t *testing.T) {
+	f := newFixture(t)
+	var failing atomic.Bool
+	var mu sync.Mutex
+	var delivered uint64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if failing.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		d := decodeRequest(t, body)
+		mu.Lock()
+		defer mu.Unlock()
+		if m := d.metrics[f.prefix+"count"]; m != nil {
+			for _, p := range m.points {
+				delivered += uint64(p.asInt)
+			}
+		}
+	}))
+	defer srv.Close()
+	e, err := New(Options{Endpoint: srv.URL, Temporality: Delta, Interval: 100 * time.Millisecond,
+		Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := 0
+	for round := range 4 {
+		failing.Store(round == 1 || round == 2) // the receiver is down for two exports
+		for range 3 + round {
+			f.record(t, "/a", "200", 2, 10)
+			recorded++
+		}
+		err := e.Export(context.Background())
+		if failing.Load() != (err != nil) {
+			t.Fatalf("round %d: export error %v with the receiver failing=%v", round, err, failing.Load())
+		}
+		if st := e.Stats(); failing.Load() && st.Queued != round {
+			t.Errorf("round %d: %d requests queued; want %d", round, st.Queued, round)
+		}
+	}
+	if st := e.Stats(); st.Queued != 0 || st.Dropped != 0 {
+		t.Errorf("Stats %+v; want the queue drained and nothing dropped", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if delivered != uint64(recorded) {
+		t.Errorf("delivered deltas add up to %d; recorded %d", delivered, recorded)
+	}
+}
