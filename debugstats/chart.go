@@ -6,37 +6,14 @@ import (
 	"strings"
 	"time"
 
+	quant "github.com/zerostat/zerostat/internal/quantile"
 	"github.com/zerostat/zerostat/view"
 )
 
-// quantile estimates the q-quantile of a distribution from its buckets by
-// linear interpolation inside the bucket that holds the rank, as
-// Prometheus's histogram_quantile does, with the bucket's edges clamped to
-// the observed min and max (so the open first and last buckets have finite
-// edges, and a bucket holding one value answers that value's range, not
-// the bucket's). It is the estimate `zerostat receive` prints. NaN for an
-// empty distribution.
+// quantile estimates the q-quantile of a distribution from its buckets
+// (internal/quantile: the estimate `zerostat receive` prints too).
 func quantile(bounds []float64, d *view.DistributionData, q float64) float64 {
-	if d.Count == 0 || len(d.CountPerBucket) != len(bounds)+1 {
-		return math.NaN()
-	}
-	rank := q * float64(d.Count)
-	var cum float64
-	for i, c := range d.CountPerBucket {
-		if c == 0 || cum+float64(c) < rank {
-			cum += float64(c)
-			continue
-		}
-		lo, hi := d.Min, d.Max
-		if i > 0 {
-			lo = math.Max(lo, bounds[i-1])
-		}
-		if i < len(bounds) {
-			hi = math.Min(hi, bounds[i])
-		}
-		return lo + (hi-lo)*(rank-cum)/float64(c)
-	}
-	return d.Max
+	return quant.Estimate(bounds, d.CountPerBucket, d.Min, d.Max, q)
 }
 
 // Chart geometry, in CSS pixels: each bucket is a bar of barWidth with

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	quant "github.com/zerostat/zerostat/internal/quantile"
 )
 
 // writePayloadTable prints a payload's views as aligned columns: view,
@@ -73,28 +74,7 @@ func formatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
-// quantile estimates the q-quantile of a distribution row by linear
-// interpolation inside its bucket, as Prometheus's histogram_quantile does,
-// with the bucket's edges clamped to the observed min and max.
+// quantile estimates the q-quantile of a distribution row from its buckets.
 func quantile(bounds []float64, r *wire.Row, q float64) float64 {
-	if r.Count == 0 {
-		return math.NaN()
-	}
-	rank := q * float64(r.Count)
-	var cum float64
-	for i, c := range r.Buckets {
-		if c == 0 || cum+float64(c) < rank {
-			cum += float64(c)
-			continue
-		}
-		lo, hi := r.Min, r.Max
-		if i > 0 {
-			lo = math.Max(lo, bounds[i-1])
-		}
-		if i < len(bounds) {
-			hi = math.Min(hi, bounds[i])
-		}
-		return lo + (hi-lo)*(rank-cum)/float64(c)
-	}
-	return r.Max
+	return quant.Estimate(bounds, r.Buckets, r.Min, r.Max, q)
 }
