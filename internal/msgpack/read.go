@@ -308,65 +308,48 @@ func (r *Reader) readLen(size int, perItem uint64, what string) (int, error) {
 	return int(n), nil
 }
 
-// ReadStringBytes reads a str, returning its bytes without copying (they
-// alias the input).
-func (r *Reader) ReadStringBytes() ([]byte, error) {
+// lenForm describes the formats of one length-prefixed kind: an optional
+// fix form (the length in the low bits of the first byte) and the 8-, 16-
+// and 32-bit length forms (0: the kind has no such form).
+type lenForm struct {
+	fixMask, fixPrefix, fixLen byte
+	c8, c16, c32               byte
+	perItem                    uint64 // bytes each counted item takes at least
+	what                       string // "" for str and bin: a short input is ErrShort
+	typ                        Type
+}
+
+var (
+	strForm = lenForm{0xe0, FixstrPrefix, 0x1f, Str8, Str16, Str32, 1, "", StrType}
+	binForm = lenForm{0, 0, 0, Bin8, Bin16, Bin32, 1, "", BinType}
+	arrForm = lenForm{0xf0, FixarrPrefix, 0x0f, 0, Array16, Array32, 1, "elements", ArrayType}
+	mapForm = lenForm{0xf0, FixmapPrefix, 0x0f, 0, Map16, Map32, 2, "pairs", MapType}
+)
+
+// readHeader reads the header of a value of form f and returns its length;
+// on error it consumes nothing.
+func (r *Reader) readHeader(f *lenForm) (int, error) {
 	if err := r.need(1); err != nil {
-		return nil, err
+		return 0, err
 	}
-	start := r.off
-	c := r.b[r.off]
-	var n int
-	var err error
-	switch {
-	case c&0xe0 == FixstrPrefix:
-		n = int(c & 0x1f)
+	switch c := r.b[r.off]; {
+	case f.fixMask != 0 && c&f.fixMask == f.fixPrefix:
 		r.off++
-	case c == Str8:
-		n, err = r.readLen(1, 1, "")
-	case c == Str16:
-		n, err = r.readLen(2, 1, "")
-	case c == Str32:
-		n, err = r.readLen(4, 1, "")
-	default:
-		return nil, r.typeErr(StrType)
+		return int(c & f.fixLen), nil
+	case f.c8 != 0 && c == f.c8:
+		return r.readLen(1, f.perItem, f.what)
+	case c == f.c16:
+		return r.readLen(2, f.perItem, f.what)
+	case c == f.c32:
+		return r.readLen(4, f.perItem, f.what)
 	}
-	if err == nil {
-		err = r.need(n)
-	}
-	if err != nil {
-		r.off = start
-		return nil, err
-	}
-	s := r.b[r.off : r.off+n]
-	r.off += n
-	return s, nil
+	return 0, r.typeErr(f.typ)
 }
 
-// ReadString reads a str into a new string.
-func (r *Reader) ReadString() (string, error) {
-	b, err := r.ReadStringBytes()
-	return string(b), err
-}
-
-// ReadBytes reads a bin, aliasing the input.
-func (r *Reader) ReadBytes() ([]byte, error) {
-	if err := r.need(1); err != nil {
-		return nil, err
-	}
+// readRaw reads a str or bin of form f, aliasing the input.
+func (r *Reader) readRaw(f *lenForm) ([]byte, error) {
 	start := r.off
-	var n int
-	var err error
-	switch r.b[r.off] {
-	case Bin8:
-		n, err = r.readLen(1, 1, "")
-	case Bin16:
-		n, err = r.readLen(2, 1, "")
-	case Bin32:
-		n, err = r.readLen(4, 1, "")
-	default:
-		return nil, r.typeErr(BinType)
-	}
+	n, err := r.readHeader(f)
 	if err == nil {
 		err = r.need(n)
 	}
@@ -379,61 +362,26 @@ func (r *Reader) ReadBytes() ([]byte, error) {
 	return v, nil
 }
 
+// ReadStringBytes reads a str, returning its bytes without copying (they
+// alias the input).
+func (r *Reader) ReadStringBytes() ([]byte, error) { return r.readRaw(&strForm) }
+
+// ReadString reads a str into a new string.
+func (r *Reader) ReadString() (string, error) {
+	b, err := r.ReadStringBytes()
+	return string(b), err
+}
+
+// ReadBytes reads a bin, aliasing the input.
+func (r *Reader) ReadBytes() ([]byte, error) { return r.readRaw(&binForm) }
+
 // ReadArrayHeader reads an array header. The count is checked against the
 // bytes left (every element takes at least one byte), so a caller may
 // allocate for it.
-func (r *Reader) ReadArrayHeader() (int, error) {
-	if err := r.need(1); err != nil {
-		return 0, err
-	}
-	start := r.off
-	c := r.b[r.off]
-	var n int
-	var err error
-	switch {
-	case c&0xf0 == FixarrPrefix:
-		n = int(c & 0x0f)
-		r.off++
-	case c == Array16:
-		n, err = r.readLen(2, 1, "elements")
-	case c == Array32:
-		n, err = r.readLen(4, 1, "elements")
-	default:
-		return 0, r.typeErr(ArrayType)
-	}
-	if err != nil {
-		r.off = start
-		return 0, err
-	}
-	return n, nil
-}
+func (r *Reader) ReadArrayHeader() (int, error) { return r.readHeader(&arrForm) }
 
 // ReadMapHeader reads a map header, checked like ReadArrayHeader.
-func (r *Reader) ReadMapHeader() (int, error) {
-	if err := r.need(1); err != nil {
-		return 0, err
-	}
-	start := r.off
-	c := r.b[r.off]
-	var n int
-	var err error
-	switch {
-	case c&0xf0 == FixmapPrefix:
-		n = int(c & 0x0f)
-		r.off++
-	case c == Map16:
-		n, err = r.readLen(2, 2, "pairs")
-	case c == Map32:
-		n, err = r.readLen(4, 2, "pairs")
-	default:
-		return 0, r.typeErr(MapType)
-	}
-	if err != nil {
-		r.off = start
-		return 0, err
-	}
-	return n, nil
-}
+func (r *Reader) ReadMapHeader() (int, error) { return r.readHeader(&mapForm) }
 
 // ReadExt reads an extension value, aliasing its data.
 func (r *Reader) ReadExt() (typ int8, data []byte, err error) {
