@@ -58,7 +58,8 @@ func Encode(m *Map) []byte {
 // Decode never panics: truncated, oversized or otherwise hostile input is
 // answered with an error wrapping ErrMalformed (and, for a bad key or
 // value, ErrInvalidKey or ErrInvalidValue) that names the offset, and no
-// map. It allocates in proportion to the input it has actually read.
+// map. It allocates in proportion to the input it has actually read, and
+// takes O(n log n) time for n tags.
 func Decode(b []byte) (*Map, error) {
 	var tags []core.Tag
 	if len(b) == 0 {
@@ -88,10 +89,10 @@ func Decode(b []byte) (*Map, error) {
 			return nil, fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.ValueError{Key: k, Value: v})
 		}
 		i = next
-		m := core.MutUpsert(k, core.HashString(k), v, core.TTLUnlimitedPropagation)
-		tags = m.Apply(tags)
+		tags = append(tags, core.Tag{Key: k, Value: v, KeyHash: core.HashString(k),
+			ValueHash: core.HashString(v), TTL: core.TTLUnlimitedPropagation})
 	}
-	return (*Map)(core.NewTagMap(tags)), nil
+	return (*Map)(core.NewTagMap(core.Canonical(tags))), nil
 }
 
 // readString reads a uvarint length and that many bytes at b[i:].

@@ -64,6 +64,7 @@ type DistributionData struct {
 
 	bounds []float64
 	sum    float64
+	hasSum bool // sum is the running sum (data from RetrieveData)
 }
 
 func (a *DistributionData) isAggregationData() bool { return true }
@@ -75,7 +76,7 @@ func (a *DistributionData) StartTime() time.Time { return a.Start }
 // sum); OpenCensus returns Mean × Count, which can differ in the last bits.
 // For data built by hand (no running sum), it is Mean × Count.
 func (a *DistributionData) Sum() float64 {
-	if a.sum == 0 {
+	if !a.hasSum {
 		return a.Mean * float64(a.Count)
 	}
 	return a.sum

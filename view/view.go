@@ -92,11 +92,13 @@ func (v *View) canonicalize() error {
 	if v.Aggregation == nil {
 		return fmt.Errorf("view %q: cannot register: Aggregation is nil", v.Name)
 	}
-	if v.Name == "" {
-		v.Name = v.Measure.Name()
+	// Write only what changes: a registered view may be read concurrently
+	// (by exporters) while it is registered again.
+	if n := v.Measure.Name(); v.Name == "" && n != "" {
+		v.Name = n
 	}
-	if v.Description == "" {
-		v.Description = v.Measure.Description()
+	if d := v.Measure.Description(); v.Description == "" && d != "" {
+		v.Description = d
 	}
 	if v.Name == "" {
 		return errors.New("view: cannot register a view with an empty name over a measure with an empty name")
@@ -368,7 +370,7 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		bounds:         r.bounds,
 	}
 	st := s.ReadDist(d.CountPerBucket)
-	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum
+	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum, d.hasSum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum, true
 	return d
 }
 

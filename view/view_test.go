@@ -570,3 +570,37 @@ func TestUncomparableExporterDoesNotPanic(t *testing.T) {
 	view.RegisterExporter(nil)
 	view.UnregisterExporter(nil)
 }
+
+func TestSumOfExactlyZero(t *testing.T) {
+	m := stats.Float64("sum/zero", "", "")
+	register(t, &view.View{Measure: m, Aggregation: view.Distribution(1)})
+	for _, v := range []float64{0.1, 0.1, -0.2} {
+		stats.Record(context.Background(), m.M(v))
+	}
+	if s := rows(t, "sum/zero")[0].Data.(*view.DistributionData).Sum(); s != 0 {
+		t.Errorf("Sum() = %v; want the running sum, exactly 0", s)
+	}
+}
+
+// TestReRegisterConcurrentWithReaders: registering an equal view again
+// while exporters read the registered one must not write to it (-race).
+func TestReRegisterConcurrentWithReaders(t *testing.T) {
+	m := stats.Int64("rereg/m", "", "") // an empty description
+	v := &view.View{Name: "rereg/v", Measure: m, Aggregation: view.Count()}
+	register(t, v)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for range 1000 {
+			_ = view.Register(v)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 1000 {
+			_ = view.Find("rereg/v").Description
+		}
+	}()
+	wg.Wait()
+}

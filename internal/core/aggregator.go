@@ -189,6 +189,12 @@ func (a *Aggregator) obtain(tags []Tag, v float64) (s *Series, recorded bool) {
 		return s, false
 	}
 	if a.full() {
+		// Look again: the series that filled the view may be ours, inserted
+		// since the first look (n counts a series after its insertion, so
+		// a fresh table load sees every series n counts).
+		if s := a.table.Load().find(a, h, vals); s != nil {
+			return s, false
+		}
 		return a.overflowSeries(v)
 	}
 	return a.create(h, vals, v)

@@ -326,3 +326,66 @@ func TestCardinalityLimitConcurrentSafe(t *testing.T) {
 		t.Errorf("len %d, sum %v, overflowed %d; want 50, 2000, 1950", a.Len(), sum, a.Overflowed())
 	}
 }
+
+// TestOverflowRaceKeepsExistingRow: two goroutines record the same new tag
+// combination into a view limited to one row. A review found that the one
+// that lost the race to create the series could see the view full, miss
+// the series (inserted meanwhile) and record into the overflow row, and
+// its tag map then cached the overflow series for good.
+func TestOverflowRaceKeepsExistingRow(t *testing.T) {
+	trials := 20000
+	if testing.Short() {
+		trials = 2000
+	}
+	tg := tagsOf("k", "v")
+	for i := range trials {
+		a := NewAggregator(KindCount, []string{"k"}, nil, 1)
+		m1, m2 := NewTagMap(tg), NewTagMap(tg)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, m := range []*TagMap{m1, m2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				a.RecordMap(m, 1)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if a.Overflow() != nil {
+			t.Fatalf("trial %d: a record of the view's only tag combination went to the overflow row", i)
+		}
+	}
+}
+
+// TestReaderDoesNotStripe: an exporter reading a distribution while one
+// goroutine records it must not make the series stripe (which would also
+// lose the bit-for-bit equality with OpenCensus's sequential Welford).
+func TestReaderDoesNotStripe(t *testing.T) {
+	a := NewAggregator(KindDistribution, nil, []float64{10}, 0)
+	a.RecordTags(nil, 1)
+	s := a.AppendSeries(nil)[0]
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := make([]int64, 2)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				s.ReadDist(b)
+			}
+		}
+	}()
+	for i := range 300000 {
+		a.RecordTags(nil, float64(i%20))
+	}
+	close(stop)
+	<-done
+	if s.stripes.Load() != nil {
+		t.Error("a single recorder's series striped because a reader held its cell")
+	}
+}

@@ -61,17 +61,38 @@ func (c distCell) lockWord() *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&c[dLock]))
 }
 
+// Lock word values: free, held by a recorder, held by a reader.
+const (
+	lockFree   = 0
+	lockWriter = 1
+	lockReader = 2
+)
+
+// lock takes the cell for a recorder and reports contention: another
+// recorder holding it. A reader holding it (an export copying the cell) is
+// waited for but is not contention: a series recorded from one goroutine
+// must not stripe because an exporter read it at that moment.
 func (c distCell) lock() (contended bool) {
 	l := c.lockWord()
-	if l.CompareAndSwap(0, 1) {
-		return false
-	}
-	for spins := 0; !l.CompareAndSwap(0, 1); spins++ {
+	for spins := 0; !l.CompareAndSwap(lockFree, lockWriter); spins++ {
+		if l.Load() == lockWriter {
+			contended = true
+		}
 		if spins > 30 {
 			runtime.Gosched() // the holder may have been preempted
 		}
 	}
-	return true
+	return contended
+}
+
+// rlock takes the cell for a reader.
+func (c distCell) rlock() {
+	l := c.lockWord()
+	for spins := 0; !l.CompareAndSwap(lockFree, lockReader); spins++ {
+		if spins > 30 {
+			runtime.Gosched()
+		}
+	}
 }
 
 func (c distCell) unlock() { c.lockWord().Store(0) }
@@ -185,7 +206,7 @@ func Sub(total, prefix DistStats) DistStats {
 // add is set, into buckets otherwise.
 func (c distCell) read(buckets []int64, add bool) DistStats {
 	b := c[dBuckets : dBuckets+len(buckets)]
-	c.lock()
+	c.rlock()
 	st := DistStats{
 		Count: int64(c[dCount]),
 		Mean:  math.Float64frombits(c[dMean]),

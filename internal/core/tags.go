@@ -268,3 +268,25 @@ func (m *TagMap) SortedByName() []Tag {
 	slices.SortFunc(ts, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
 	return ts
 }
+
+// Canonical sorts tags into internal order and keeps, of a repeated key,
+// the last one (as successive upserts would), in place. O(n log n).
+func Canonical(tags []Tag) []Tag {
+	slices.SortStableFunc(tags, func(a, b Tag) int {
+		switch {
+		case less(a.KeyHash, a.Key, b.KeyHash, b.Key):
+			return -1
+		case less(b.KeyHash, b.Key, a.KeyHash, a.Key):
+			return 1
+		}
+		return 0
+	})
+	out := tags[:0]
+	for i, t := range tags {
+		if i+1 < len(tags) && tags[i+1].KeyHash == t.KeyHash && tags[i+1].Key == t.Key {
+			continue // a later occurrence wins
+		}
+		out = append(out, t)
+	}
+	return out
+}
