@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/zerostat/zerostat/internal/msgpack"
 )
@@ -11,6 +12,26 @@ type decoder struct {
 	strs    []string
 	path    string
 	version int
+	budget  int // bytes the decoded payload may still take
+}
+
+// The decoded form of a payload takes more memory than its bytes (a
+// 2-byte row becomes a 96-byte Row): legitimate payloads take about 4x.
+// Decode refuses, before allocating, to take more than budgetFactor times
+// the payload's size (plus budgetSlack), so a small hostile payload of
+// many tiny elements cannot make it allocate gigabytes.
+const (
+	budgetFactor = 16
+	budgetSlack  = 64 << 10
+)
+
+// alloc charges n elements of size bytes to the budget.
+func (d *decoder) alloc(n, size int) error {
+	if n < 0 || size > 0 && n > d.budget/size {
+		return fmt.Errorf("%w: %s: decoding would take more than %d times the payload's %d bytes", ErrTooLarge, d.path, budgetFactor, d.r.Len())
+	}
+	d.budget -= n * size
+	return nil
 }
 
 func (d *decoder) fail(err error) error {
@@ -62,7 +83,7 @@ func (d *decoder) str() (string, error) {
 // Decode parses a payload. Errors wrap ErrMalformed (or ErrVersion) and
 // name the field and offset at fault.
 func Decode(b []byte) (*Payload, error) {
-	d := &decoder{path: "envelope"}
+	d := &decoder{path: "envelope", budget: budgetFactor*len(b) + budgetSlack}
 	d.r.Reset(b)
 	if err := d.array(EnvelopeLen); err != nil {
 		return nil, err
@@ -87,11 +108,17 @@ func Decode(b []byte) (*Payload, error) {
 	if err != nil {
 		return nil, d.fail(err)
 	}
+	if err := d.alloc(n, int(unsafe.Sizeof(""))); err != nil {
+		return nil, err
+	}
 	d.strs = make([]string, n)
 	for i := range d.strs {
 		if d.strs[i], err = d.r.ReadString(); err != nil {
 			d.path = fmt.Sprintf("strings[%d]", i)
 			return nil, d.fail(err)
+		}
+		if err := d.alloc(len(d.strs[i]), 1); err != nil {
+			return nil, err
 		}
 	}
 	if d.r.Len() != 0 {
@@ -159,6 +186,9 @@ func (d *decoder) resource(p *Payload) error {
 	if err != nil {
 		return d.fail(err)
 	}
+	if err := d.alloc(n, int(unsafe.Sizeof(Attribute{}))); err != nil {
+		return err
+	}
 	p.Resource = make([]Attribute, n)
 	for i := range p.Resource {
 		d.path = fmt.Sprintf("resource[%d]", i)
@@ -180,6 +210,9 @@ func (d *decoder) views(p *Payload) error {
 	n, err := d.r.ReadArrayHeader()
 	if err != nil {
 		return d.fail(err)
+	}
+	if err := d.alloc(n, int(unsafe.Sizeof(View{}))); err != nil {
+		return err
 	}
 	p.Views = make([]View, n)
 	for i := range p.Views {
@@ -222,6 +255,9 @@ func (d *decoder) view(v *View, path string) error {
 	if err != nil {
 		return d.fail(err)
 	}
+	if err := d.alloc(nk, int(unsafe.Sizeof(""))); err != nil {
+		return err
+	}
 	v.Keys = make([]string, nk)
 	for i := range v.Keys {
 		if v.Keys[i], err = d.str(); err != nil {
@@ -235,6 +271,9 @@ func (d *decoder) view(v *View, path string) error {
 	}
 	if nb > 0 && v.Aggregation != Distribution {
 		return d.failf("%d bounds on a %v view", nb, v.Aggregation)
+	}
+	if err := d.alloc(nb, 8); err != nil {
+		return err
 	}
 	v.Bounds = make([]float64, nb)
 	for i := range v.Bounds {
@@ -253,6 +292,9 @@ func (d *decoder) view(v *View, path string) error {
 	nr, err := d.r.ReadArrayHeader()
 	if err != nil {
 		return d.fail(err)
+	}
+	if err := d.alloc(nr, int(unsafe.Sizeof(Row{}))); err != nil {
+		return err
 	}
 	v.Rows = make([]Row, nr)
 	for i := range v.Rows {
@@ -279,6 +321,9 @@ func (d *decoder) row(v *View, r *Row, nKeys int, path string) error {
 		return err
 	}
 	d.path = path + ".values"
+	if err := d.alloc(len(v.Keys), int(unsafe.Sizeof(""))); err != nil {
+		return err
+	}
 	r.Values = make([]string, len(v.Keys))
 	var err error
 	for i := range nKeys {
@@ -315,6 +360,9 @@ func (d *decoder) row(v *View, r *Row, nKeys int, path string) error {
 	}
 	d.path = path + ".buckets"
 	if err := d.array(len(v.Bounds) + 1); err != nil {
+		return err
+	}
+	if err := d.alloc(len(v.Bounds)+1, 8); err != nil {
 		return err
 	}
 	r.Buckets = make([]uint64, len(v.Bounds)+1)

@@ -3,8 +3,9 @@
 // reader, used by the receiver, the CLI and tests. Payloads are MessagePack
 // and any stock MessagePack library reads them.
 //
-// Decode never panics and allocates only in proportion to the bytes it has
-// actually read: a hostile length prefix is answered with an error.
+// Decode never panics, and allocates at most 16 times the payload's size
+// (plus 64 KiB): a hostile length prefix, or a payload of many tiny
+// elements, is answered with an error before anything large is allocated.
 package wire
 
 import (
