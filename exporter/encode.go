@@ -255,13 +255,28 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				rowsDone = true
 				o := a.Overflow()
 				if o == nil || !delta.Read(kind, o, st, e.buckets, &rv) {
+					if nRows == 0 {
+						// Nothing to send for this view in this part:
+						// drop its header, which would otherwise cost
+						// bytes the size cap does not account for.
+						e.buf = e.buf[:viewMark]
+						e.tab.rollback(tabMark, e.strs)
+						e.nViews--
+						break
+					}
 					e.buf = msgpack.AppendNil(e.buf)
 					break
 				}
 			}
 			rowMark, rowTab := len(e.buf), len(e.tab.order)
 			e.appendRow(kind, vids, &rv)
-			if e.size() <= e.maxBytes || (nRows == 0 && e.nViews == 1) {
+			// A row must leave room for the view's overflow slot (a nil
+			// when it has none), which follows the rows.
+			need := e.size()
+			if !rowsDone {
+				need += msgpack.NilSize
+			}
+			if need <= e.maxBytes || (nRows == 0 && e.nViews == 1) {
 				if !rowsDone {
 					nRows++
 				}
@@ -269,7 +284,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			}
 			// Over the cap: undo the row (and the view header if the row
 			// was its first), send what fits, and start a new payload.
-			if nRows == 0 && !rowsDone {
+			if nRows == 0 {
 				e.buf = e.buf[:viewMark]
 				e.tab.rollback(tabMark, e.strs)
 				e.nViews--

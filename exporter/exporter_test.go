@@ -108,6 +108,9 @@ func (c *collect) sink(t testing.TB) Sink {
 	})
 }
 
+// overflowRowKey keys a view's overflow row in rowsOf.
+const overflowRowKey = "\x00overflow"
+
 // rowsOf returns, for a view, its rows in every collected payload of
 // sequence seq, keyed by values.
 func (c *collect) rowsOf(t testing.TB, name string, seq uint64) map[string]wire.Row {
@@ -127,6 +130,12 @@ func (c *collect) rowsOf(t testing.TB, name string, seq uint64) map[string]wire.
 					t.Errorf("%s: row %q sent twice in cycle %d", name, k, seq)
 				}
 				out[k] = r
+			}
+			if v.Overflow != nil {
+				if _, dup := out[overflowRowKey]; dup {
+					t.Errorf("%s: overflow row sent twice in cycle %d", name, seq)
+				}
+				out[overflowRowKey] = *v.Overflow
 			}
 		}
 	}
@@ -160,7 +169,11 @@ func checkAgainstRetrieveData(t *testing.T, c *collect, f *fixture, seq uint64) 
 					}
 				}
 			}
-			g, ok := got[strings.Join(vals, ",")]
+			k := strings.Join(vals, ",")
+			if len(w.Tags) == 1 && w.Tags[0].Key == view.OverflowKey {
+				k = overflowRowKey
+			}
+			g, ok := got[k]
 			if !ok {
 				t.Errorf("%s: row %v not exported", name, vals)
 				continue
@@ -249,6 +262,101 @@ func TestSplitPayloadsAreSelfContained(t *testing.T) {
 	checkAgainstRetrieveData(t, &c, f, 1)
 	if s := e.Stats(); s.Payloads != uint64(len(c.payloads)) || s.Oversized != 0 || s.Exports != 1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestSplitAtEveryCap sweeps the cap over a range of sizes so that the
+// split falls on every kind of boundary (a view header, a row, the
+// overflow slot): no payload may exceed the cap, every view in a payload
+// has rows of its own, and the parts add up to RetrieveData.
+func TestSplitAtEveryCap(t *testing.T) {
+	f := newFixture(t, 40)
+	m := stats.Int64("exp/splitcap/overflow", "", "")
+	ov := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}, CardinalityLimit: 5}
+	if err := view.Register(ov); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(ov)
+	for i := range 12 {
+		ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, fmt.Sprint("/ov", i)))
+		stats.Record(ctx, m.M(1))
+	}
+	f.names = append(f.names, ov.Name)
+	var seq uint64
+	for maxBytes := MinMaxPayloadBytes; maxBytes <= MinMaxPayloadBytes+600; maxBytes++ {
+		var c collect
+		e, err := New(c.sink(t), Options{MaxPayloadBytes: maxBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		seq = 1
+		for i, p := range c.payloads {
+			if len(c.raw[i]) > maxBytes {
+				t.Errorf("cap %d: payload %d is %d bytes", maxBytes, i, len(c.raw[i]))
+			}
+			for _, pv := range p.Views {
+				if len(pv.Rows) == 0 && pv.Overflow == nil {
+					t.Errorf("cap %d: payload %d carries view %s with nothing to send", maxBytes, i, pv.Name)
+				}
+			}
+		}
+		checkAgainstRetrieveData(t, &c, f, seq)
+		if s := e.Stats(); s.Oversized != 0 {
+			t.Errorf("cap %d: %d oversized payloads", maxBytes, s.Oversized)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// TestEmptyViewsNotSent checks that a view with no rows costs nothing on
+// the wire: not registered-but-unused views, and not (in delta) views
+// whose rows did not change in the interval.
+func TestEmptyViewsNotSent(t *testing.T) {
+	m := stats.Int64("exp/empty", "", "")
+	unused := stats.Int64("exp/empty/unused", "", "")
+	empty := &view.View{Name: "exp/empty/sum", Measure: unused, Aggregation: view.Sum(), TagKeys: []tag.Key{keyRoute}}
+	used := &view.View{Name: "exp/empty/count", Measure: m, Aggregation: view.Count()}
+	if err := view.Register(used); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(used)
+	stats.Record(context.Background(), m.M(1))
+	if err := view.Register(empty); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(empty)
+	var c collect
+	e, err := New(c.sink(t), Options{Temporality: Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() map[string]bool {
+		c.payloads, c.raw = nil, nil
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, p := range c.payloads {
+			for _, pv := range p.Views {
+				got[pv.Name] = true
+			}
+		}
+		return got
+	}
+	if got := names(); !got[used.Name] || got[empty.Name] {
+		t.Errorf("first export has views %v; want %s and not %s", got, used.Name, empty.Name)
+	}
+	if got := names(); got[used.Name] || got[empty.Name] {
+		t.Errorf("export with nothing new has views %v; want none of ours", got)
+	}
+	stats.Record(context.Background(), m.M(1))
+	if got := names(); !got[used.Name] {
+		t.Errorf("export after a record has views %v; want %s", got, used.Name)
 	}
 }
 
