@@ -59,7 +59,8 @@ type Options struct {
 	// gzip.BestCompression; 0 means gzip.BestSpeed).
 	Compression Compression
 	GzipLevel   int
-	// Timeout bounds each attempt to send a payload.
+	// Timeout bounds each attempt to send a payload. An attempt that runs
+	// out of it is retried while the export's deadline has time left.
 	Timeout time.Duration
 	// RetryBackoff and RetryMaxBackoff shape the retries of a payload whose
 	// send failed in a way worth retrying (network errors, HTTP 429 and
@@ -139,7 +140,7 @@ type Stats struct {
 	Oversized         uint64 // payloads over MaxPayloadBytes (one large row)
 	Queued            int    // delta payloads waiting for a later export
 	QueuedBytes       int
-	Dropped           uint64 // payloads given up: cumulative ones that failed, delta ones pushed out of the queue
+	Dropped           uint64 // payloads given up: a cumulative one that failed (its cycle's later parts are not encoded), delta ones pushed out of the queue
 	DroppedBytes      uint64
 	LastSuccess       time.Time
 	LastError         error
@@ -286,7 +287,8 @@ func (e *Exporter) Stop(ctx context.Context) error {
 // when a payload could not be sent: a delta payload is then queued for the
 // next export, a cumulative one dropped (the next export carries the same
 // totals). Payloads after a failed one in the same export are not tried:
-// they are queued (delta) or dropped (cumulative).
+// delta ones are queued; for cumulative ones the export stops encoding,
+// so only the failed payload is counted in Stats.Dropped.
 func (e *Exporter) Export(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -407,12 +409,22 @@ func (e *Exporter) deliver(ctx context.Context, p Payload) error {
 	attempts, err := retry.Do(ctx, pol, func(ctx context.Context) error {
 		// A context of its own only when ctx's deadline is later than
 		// the send timeout: creating one allocates.
+		actx := ctx
 		if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.opts.Timeout {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+			actx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
 			defer cancel()
 		}
-		return e.sink.Send(ctx, p)
+		err := e.sink.Send(actx, p)
+		if err != nil && actx != ctx && actx.Err() != nil && ctx.Err() == nil {
+			// This attempt ran out of its own time, but the export has
+			// time left: a slow backend is worth another try.
+			var re *retry.Error
+			if !errors.As(err, &re) {
+				err = retry.Retryable(err, 0)
+			}
+		}
+		return err
 	})
 	if attempts > 1 {
 		e.retries.Add(uint64(attempts - 1))

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -280,5 +281,38 @@ func TestClientErrorNotRetried(t *testing.T) {
 	}
 	if s := e.Stats(); s.Retries != 0 {
 		t.Errorf("retried a 400: %+v", s)
+	}
+}
+
+// TestSlowAttemptRetried: a send that runs out of its per-attempt Timeout
+// while the export still has time is retried, not counted as lost.
+func TestSlowAttemptRetried(t *testing.T) {
+	newFixture(t, 3)
+	var calls atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // the first request hangs past the attempt's timeout
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	defer close(release)
+	e, err := New(&HTTPSink{URL: srv.URL}, Options{Timeout: 100 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Export(ctx); err != nil {
+		t.Fatalf("export after one slow attempt: %v", err)
+	}
+	if s := e.Stats(); s.Retries != 1 || s.Payloads != 1 || s.Failures != 0 || calls.Load() != 2 {
+		t.Errorf("stats %+v after %d requests; want 1 retry, 1 payload, 2 requests", s, calls.Load())
 	}
 }
