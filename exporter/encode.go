@@ -63,7 +63,11 @@ func (t *stringTable) rollback(n int, strs []string) {
 type encoder struct {
 	maxBytes    int
 	temporality wire.Temporality
-	resource    [][2]uint32 // stable ids of resource attribute keys and values
+	// allViews keeps the header of a view with nothing to send: a
+	// snapshot served on request lists every registered view, while a
+	// pushed payload carries only the views it has rows of.
+	allViews bool
+	resource [][2]uint32 // stable ids of resource attribute keys and values
 
 	buf     []byte
 	tab     stringTable
@@ -255,7 +259,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				rowsDone = true
 				o := a.Overflow()
 				if o == nil || !delta.Read(kind, o, st, e.buckets, &rv) {
-					if nRows == 0 {
+					if nRows == 0 && !e.allViews {
 						// Nothing to send for this view in this part:
 						// drop its header, which would otherwise cost
 						// bytes the size cap does not account for.

@@ -358,6 +358,25 @@ func TestEmptyViewsNotSent(t *testing.T) {
 	if got := names(); !got[used.Name] {
 		t.Errorf("export after a record has views %v; want %s", got, used.Name)
 	}
+
+	// A snapshot on request lists every registered view, empty or not.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept", wire.ContentType)
+	NewSnapshotHandler(SnapshotOptions{DisableCompression: true}).ServeHTTP(rec, req)
+	pl, err := wire.Decode(rec.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawEmpty bool
+	for _, pv := range pl.Views {
+		if pv.Name == empty.Name {
+			sawEmpty = len(pv.Rows) == 0 && pv.Overflow == nil
+		}
+	}
+	if !sawEmpty {
+		t.Errorf("snapshot handler omits the registered view %s with no rows", empty.Name)
+	}
 }
 
 func TestDeltaTemporality(t *testing.T) {

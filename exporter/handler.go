@@ -56,8 +56,9 @@ type snapshotHandler struct {
 var _ http.Handler = (*snapshotHandler)(nil)
 
 // NewSnapshotHandler returns a handler serving a snapshot of every
-// registered view, with cumulative values, in the form the request's
-// Accept header prefers:
+// registered view (those with no rows yet included, unlike the Exporter's
+// payloads), with cumulative values, in the form the request's Accept
+// header prefers:
 //
 //   - application/msgpack (also application/x-msgpack and
 //     application/vnd.msgpack): zerostat's wire format (docs/wire-format.md),
@@ -125,6 +126,7 @@ func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJS
 	if e == nil {
 		// No size cap: a snapshot is one payload.
 		e = newEncoder(math.MaxInt, Cumulative, h.resource)
+		e.allViews = true // registered views with no rows yet too
 	}
 	defer h.encoders.Put(e)
 	now := time.Now()
