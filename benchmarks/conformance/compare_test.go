@@ -2,150 +2,53 @@ package conformance
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	ocview "go.opencensus.io/stats/view"
 
+	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
 	"github.com/zerostat/zerostat/view"
 )
 
-// This file holds the SDK-neutral row model and the comparator shared by the
-// conformance tests.
+// This file holds the comparator of the conformance tests. The row model
+// is shared with the migration tests (internal/sdkrows); the conformance
+// tests add each row's values in the view's key order.
 
-// ocMaxInit is what OpenCensus initialises DistributionData.Max to
-// (stats/view/aggregation_data.go): a row whose values are all <= 0 reports
-// it as its Max.
-const ocMaxInit = math.SmallestNonzeroFloat64
+const ocMaxInit = sdkrows.OCMaxInit
 
-// tolerance is the relative (and, near zero, absolute) tolerance for float
-// statistics.
-const tolerance = 1e-9
+type kv = sdkrows.KV
 
-// kv is one tag of a row.
-type kv struct{ k, v string }
-
-// normRow is a row of either SDK in a common shape.
+// normRow is a row of either SDK, with its values in the view's sorted key
+// order ("" when absent).
 type normRow struct {
-	key  string   // canonical form of the tags, see rowKey
-	vals []string // values in the view's sorted key order, "" when absent
-	agg  string   // "Count", "Sum", "Distribution", "LastValue"
-
-	count   int64   // Count, Distribution
-	value   float64 // Sum, LastValue
-	min     float64 // Distribution
-	max     float64
-	mean    float64
-	ssd     float64
-	buckets []int64
+	sdkrows.Row
+	vals []string
 }
 
-// rowKey is the canonical, unambiguous form of a tag set: sorted by key,
-// empty values left out (neither SDK reports them).
-func rowKey(tags []kv) string {
-	tags = slices.Clone(tags)
-	sort.Slice(tags, func(i, j int) bool { return tags[i].k < tags[j].k })
-	var b strings.Builder
-	b.WriteByte('{')
-	for _, t := range tags {
-		if t.v == "" {
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(strconv.Quote(t.k))
-		b.WriteByte(':')
-		b.WriteString(strconv.Quote(t.v))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// projectVals returns the values of the sorted keys in tags, "" if absent.
-func projectVals(keys []string, tags []kv) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		for _, t := range tags {
-			if t.k == k {
-				out[i] = t.v
-			}
-		}
+func withVals(keys []string, rs []sdkrows.Row) []normRow {
+	out := make([]normRow, len(rs))
+	for i, r := range rs {
+		out[i] = normRow{Row: r, vals: r.Values(keys)}
 	}
 	return out
 }
 
 func normZS(keys []string, rows []*view.Row) ([]normRow, error) {
-	out := make([]normRow, 0, len(rows))
-	for _, r := range rows {
-		tags := make([]kv, len(r.Tags))
-		for i, t := range r.Tags {
-			tags[i] = kv{t.Key.Name(), t.Value}
-		}
-		n := normRow{key: rowKey(tags), vals: projectVals(keys, tags)}
-		switch d := r.Data.(type) {
-		case *view.CountData:
-			n.agg, n.count = "Count", d.Value
-		case *view.SumData:
-			n.agg, n.value = "Sum", d.Value
-		case *view.LastValueData:
-			n.agg, n.value = "LastValue", d.Value
-		case *view.DistributionData:
-			n.agg, n.count = "Distribution", d.Count
-			n.min, n.max, n.mean, n.ssd = d.Min, d.Max, d.Mean, d.SumOfSquaredDev
-			n.buckets = slices.Clone(d.CountPerBucket)
-		default:
-			return nil, fmt.Errorf("zerostat row %v: unknown data type %T", r, r.Data)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	rs, err := sdkrows.FromZerostat(rows)
+	return withVals(keys, rs), err
 }
 
 func normOC(keys []string, rows []*ocview.Row) ([]normRow, error) {
-	out := make([]normRow, 0, len(rows))
-	for _, r := range rows {
-		tags := make([]kv, len(r.Tags))
-		for i, t := range r.Tags {
-			tags[i] = kv{t.Key.Name(), t.Value}
-		}
-		n := normRow{key: rowKey(tags), vals: projectVals(keys, tags)}
-		switch d := r.Data.(type) {
-		case *ocview.CountData:
-			n.agg, n.count = "Count", d.Value
-		case *ocview.SumData:
-			n.agg, n.value = "Sum", d.Value
-		case *ocview.LastValueData:
-			n.agg, n.value = "LastValue", d.Value
-		case *ocview.DistributionData:
-			n.agg, n.count = "Distribution", d.Count
-			n.min, n.max, n.mean, n.ssd = d.Min, d.Max, d.Mean, d.SumOfSquaredDev
-			n.buckets = slices.Clone(d.CountPerBucket)
-		default:
-			return nil, fmt.Errorf("opencensus row %v: unknown data type %T", r, r.Data)
-		}
-		out = append(out, n)
-	}
+	rs, err := sdkrows.FromOpenCensus(rows)
+	out := withVals(keys, rs)
 	// OpenCensus returns rows in map order; zerostat sorts them by values.
 	sortRows(out)
-	return out, nil
+	return out, err
 }
 
 func sortRows(rs []normRow) {
 	sort.SliceStable(rs, func(i, j int) bool { return slices.Compare(rs[i].vals, rs[j].vals) < 0 })
-}
-
-// closeTo reports whether got and want agree to the relative tolerance, or
-// to the same absolute tolerance near zero.
-func closeTo(got, want float64) bool {
-	if got == want {
-		return true
-	}
-	d := math.Abs(got - want)
-	return d <= tolerance || d <= tolerance*math.Max(math.Abs(got), math.Abs(want))
 }
 
 // diffRows compares zerostat's rows (got, in the order zerostat returned
@@ -160,77 +63,77 @@ func diffRows(viewName string, got, want []normRow, trueMax map[string]float64) 
 	}
 	for i := 1; i < len(got); i++ {
 		if slices.Compare(got[i-1].vals, got[i].vals) >= 0 {
-			add(got[i].key, "row order (zerostat sorts rows by tag values)",
+			add(got[i].Key, "row order (zerostat sorts rows by tag values)",
 				fmt.Sprintf("%q after %q", got[i].vals, got[i-1].vals), "strictly increasing values")
 		}
 	}
 	gm := map[string]normRow{}
 	for _, g := range got {
-		gm[g.key] = g
+		gm[g.Key] = g
 	}
 	wm := map[string]bool{}
 	for _, w := range want {
-		wm[w.key] = true
-		g, ok := gm[w.key]
+		wm[w.Key] = true
+		g, ok := gm[w.Key]
 		if !ok {
-			add(w.key, "row", "missing", "present (OpenCensus has it)")
+			add(w.Key, "row", "missing", "present (OpenCensus has it)")
 			continue
 		}
-		if g.agg != w.agg {
-			add(w.key, "aggregation type", g.agg, w.agg)
+		if g.Agg != w.Agg {
+			add(w.Key, "aggregation type", g.Agg, w.Agg)
 			continue
 		}
-		switch w.agg {
+		switch w.Agg {
 		case "Count":
-			if g.count != w.count {
-				add(w.key, "Count", g.count, w.count)
+			if g.Count != w.Count {
+				add(w.Key, "Count", g.Count, w.Count)
 			}
 		case "Sum":
-			if !closeTo(g.value, w.value) {
-				add(w.key, "Sum", g.value, w.value)
+			if !sdkrows.Near(g.Value, w.Value) {
+				add(w.Key, "Sum", g.Value, w.Value)
 			}
 		case "LastValue":
-			if !closeTo(g.value, w.value) {
-				add(w.key, "LastValue", g.value, w.value)
+			if !sdkrows.Near(g.Value, w.Value) {
+				add(w.Key, "LastValue", g.Value, w.Value)
 			}
 		case "Distribution":
-			if g.count != w.count {
-				add(w.key, "Distribution.Count", g.count, w.count)
+			if g.Count != w.Count {
+				add(w.Key, "Distribution.Count", g.Count, w.Count)
 			}
-			if !slices.Equal(g.buckets, w.buckets) {
-				add(w.key, "Distribution.CountPerBucket", g.buckets, w.buckets)
+			if !slices.Equal(g.Buckets, w.Buckets) {
+				add(w.Key, "Distribution.CountPerBucket", g.Buckets, w.Buckets)
 			}
-			if g.min != w.min {
-				add(w.key, "Distribution.Min", g.min, w.min)
+			if g.Min != w.Min {
+				add(w.Key, "Distribution.Min", g.Min, w.Min)
 			}
-			tm, ok := trueMax[w.key]
-			if w.max > ocMaxInit || (ok && tm == w.max) {
+			tm, ok := trueMax[w.Key]
+			if w.Max > ocMaxInit || (ok && tm == w.Max) {
 				// (5e-324 itself can be recorded: next to a 0 bound.)
-				if g.max != w.max {
-					add(w.key, "Distribution.Max", g.max, w.max)
+				if g.Max != w.Max {
+					add(w.Key, "Distribution.Max", g.Max, w.Max)
 				}
 			} else {
 				// OpenCensus reports its initial Max: every value was <= 0.
 				switch {
 				case !ok:
-					add(w.key, "Distribution.Max (OpenCensus reports its initial 5e-324)", g.max, "a tracked true maximum (the test tracked none)")
+					add(w.Key, "Distribution.Max (OpenCensus reports its initial 5e-324)", g.Max, "a tracked true maximum (the test tracked none)")
 				case tm > 0:
-					add(w.key, "Distribution.Max (OpenCensus reports 5e-324 although a value > 0 was recorded)", w.max, tm)
-				case g.max != tm:
-					add(w.key, "Distribution.Max (all values <= 0; OpenCensus reports 5e-324, zerostat must report the true max)", g.max, tm)
+					add(w.Key, "Distribution.Max (OpenCensus reports 5e-324 although a value > 0 was recorded)", w.Max, tm)
+				case g.Max != tm:
+					add(w.Key, "Distribution.Max (all values <= 0; OpenCensus reports 5e-324, zerostat must report the true max)", g.Max, tm)
 				}
 			}
-			if !closeTo(g.mean, w.mean) {
-				add(w.key, "Distribution.Mean", g.mean, w.mean)
+			if !sdkrows.Near(g.Mean, w.Mean) {
+				add(w.Key, "Distribution.Mean", g.Mean, w.Mean)
 			}
-			if !closeTo(g.ssd, w.ssd) {
-				add(w.key, "Distribution.SumOfSquaredDev", g.ssd, w.ssd)
+			if !sdkrows.Near(g.SSD, w.SSD) {
+				add(w.Key, "Distribution.SumOfSquaredDev", g.SSD, w.SSD)
 			}
 		}
 	}
 	for _, g := range got {
-		if !wm[g.key] {
-			add(g.key, "row", "present", "absent (OpenCensus has no such row)")
+		if !wm[g.Key] {
+			add(g.Key, "row", "present", "absent (OpenCensus has no such row)")
 		}
 	}
 	return errs

@@ -19,6 +19,7 @@ import (
 	ocview "go.opencensus.io/stats/view"
 	octag "go.opencensus.io/tag"
 
+	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -165,10 +166,10 @@ func rowKeyFor(v *viewPair, s tagState) string {
 	var tags []kv
 	for _, k := range v.sorted {
 		if val, ok := s[k]; ok {
-			tags = append(tags, kv{k, val})
+			tags = append(tags, kv{K: k, V: val})
 		}
 	}
-	return rowKey(tags)
+	return sdkrows.Key(tags)
 }
 
 type ctxPair struct {
@@ -583,8 +584,8 @@ func (w *workload) compare(v *viewPair, when string) {
 		w.errs = append(w.errs, when+": "+e)
 	}
 	for _, o := range want {
-		w.compared[o.agg]++
-		if o.agg == "Distribution" && o.max == ocMaxInit && w.maxes[v.name][o.key] <= 0 {
+		w.compared[o.Agg]++
+		if o.Agg == "Distribution" && o.Max == ocMaxInit && w.maxes[v.name][o.Key] <= 0 {
 			w.quirks++
 		}
 	}
@@ -690,35 +691,38 @@ func TestDifferentialRecord(t *testing.T) {
 func TestComparatorDetectsMismatches(t *testing.T) {
 	keys := []string{"k1", "k2"}
 	mk := func(agg string, tags []kv) normRow {
-		n := normRow{key: rowKey(tags), vals: projectVals(keys, tags), agg: agg}
+		n := normRow{Row: sdkrows.Row{Key: sdkrows.Key(tags), Tags: tags, Agg: agg}}
+		n.vals = n.Values(keys)
 		switch agg {
 		case "Count":
-			n.count = 7
+			n.Count = 7
 		case "Sum", "LastValue":
-			n.value = 12.5
+			n.Value = 12.5
 		case "Distribution":
-			n.count, n.min, n.max, n.mean, n.ssd, n.buckets = 4, 1, 9, 4.25, 38.75, []int64{1, 2, 1}
+			n.Count, n.Min, n.Max, n.Mean, n.SSD, n.Buckets = 4, 1, 9, 4.25, 38.75, []int64{1, 2, 1}
 		}
 		return n
 	}
-	negDist := normRow{key: rowKey([]kv{{"k1", "neg"}}), vals: projectVals(keys, []kv{{"k1", "neg"}}), agg: "Distribution",
-		count: 2, min: -3, max: ocMaxInit, mean: -2, ssd: 2, buckets: []int64{2, 0, 0}}
+	negTags := []kv{{K: "k1", V: "neg"}}
+	negDist := normRow{Row: sdkrows.Row{Key: sdkrows.Key(negTags), Tags: negTags, Agg: "Distribution",
+		Count: 2, Min: -3, Max: ocMaxInit, Mean: -2, SSD: 2, Buckets: []int64{2, 0, 0}}}
+	negDist.vals = negDist.Values(keys)
 	base := []normRow{
-		mk("Count", []kv{{"k1", "a"}}),
-		mk("Sum", []kv{{"k1", "a"}, {"k2", "b"}}),
-		mk("LastValue", []kv{{"k2", "c"}}),
+		mk("Count", []kv{{K: "k1", V: "a"}}),
+		mk("Sum", []kv{{K: "k1", V: "a"}, {K: "k2", V: "b"}}),
+		mk("LastValue", []kv{{K: "k2", V: "c"}}),
 		mk("Distribution", nil),
 		negDist,
 	}
-	trueMax := map[string]float64{negDist.key: -1}
+	trueMax := map[string]float64{negDist.Key: -1}
 	// zerostat's version of the same rows: the true max where OC has 5e-324.
 	zs := func() []normRow {
 		c := make([]normRow, len(base))
 		for i, r := range base {
 			c[i] = r
-			c[i].buckets = slices.Clone(r.buckets)
-			if r.agg == "Distribution" && r.max == ocMaxInit {
-				c[i].max = trueMax[r.key]
+			c[i].Buckets = slices.Clone(r.Buckets)
+			if r.Agg == "Distribution" && r.Max == ocMaxInit {
+				c[i].Max = trueMax[r.Key]
 			}
 		}
 		sortRows(c)
@@ -732,60 +736,60 @@ func TestComparatorDetectsMismatches(t *testing.T) {
 
 	find := func(agg string) int {
 		for i, r := range want {
-			if r.agg == agg && r.max != ocMaxInit {
+			if r.Agg == agg && r.Max != ocMaxInit {
 				return i
 			}
 		}
 		t.Fatalf("no %s row", agg)
 		return -1
 	}
-	iNeg := slices.IndexFunc(want, func(r normRow) bool { return r.key == negDist.key })
+	iNeg := slices.IndexFunc(want, func(r normRow) bool { return r.Key == negDist.Key })
 	perturb := []struct {
 		name, field string
 		f           func(got []normRow) []normRow
 	}{
-		{"count+1", "Count", func(g []normRow) []normRow { g[find("Count")].count++; return g }},
-		{"sum relative 1e-6", "Sum", func(g []normRow) []normRow { g[find("Sum")].value *= 1 + 1e-6; return g }},
-		{"last value", "LastValue", func(g []normRow) []normRow { g[find("LastValue")].value = -12.5; return g }},
-		{"dist count", "Distribution.Count", func(g []normRow) []normRow { g[find("Distribution")].count--; return g }},
+		{"count+1", "Count", func(g []normRow) []normRow { g[find("Count")].Count++; return g }},
+		{"sum relative 1e-6", "Sum", func(g []normRow) []normRow { g[find("Sum")].Value *= 1 + 1e-6; return g }},
+		{"last value", "LastValue", func(g []normRow) []normRow { g[find("LastValue")].Value = -12.5; return g }},
+		{"dist count", "Distribution.Count", func(g []normRow) []normRow { g[find("Distribution")].Count--; return g }},
 		{"bucket moved", "Distribution.CountPerBucket", func(g []normRow) []normRow {
-			b := g[find("Distribution")].buckets
+			b := g[find("Distribution")].Buckets
 			b[0], b[1] = b[0]+1, b[1]-1
 			return g
 		}},
 		{"bucket count length", "Distribution.CountPerBucket", func(g []normRow) []normRow {
 			i := find("Distribution")
-			g[i].buckets = append(g[i].buckets, 0)
+			g[i].Buckets = append(g[i].Buckets, 0)
 			return g
 		}},
 		{"min by one ulp", "Distribution.Min", func(g []normRow) []normRow {
 			i := find("Distribution")
-			g[i].min = math.Nextafter(g[i].min, 0)
+			g[i].Min = math.Nextafter(g[i].Min, 0)
 			return g
 		}},
 		{"max by one ulp", "Distribution.Max", func(g []normRow) []normRow {
 			i := find("Distribution")
-			g[i].max = math.Nextafter(g[i].max, 100)
+			g[i].Max = math.Nextafter(g[i].Max, 100)
 			return g
 		}},
-		{"max reported as OC's 5e-324", "Distribution.Max", func(g []normRow) []normRow { g[iNeg].max = ocMaxInit; return g }},
-		{"max of all-negative row wrong", "Distribution.Max", func(g []normRow) []normRow { g[iNeg].max = -3; return g }},
-		{"mean relative 1e-7", "Distribution.Mean", func(g []normRow) []normRow { g[find("Distribution")].mean *= 1 + 1e-7; return g }},
+		{"max reported as OC's 5e-324", "Distribution.Max", func(g []normRow) []normRow { g[iNeg].Max = ocMaxInit; return g }},
+		{"max of all-negative row wrong", "Distribution.Max", func(g []normRow) []normRow { g[iNeg].Max = -3; return g }},
+		{"mean relative 1e-7", "Distribution.Mean", func(g []normRow) []normRow { g[find("Distribution")].Mean *= 1 + 1e-7; return g }},
 		{"ssd relative 1e-7", "Distribution.SumOfSquaredDev", func(g []normRow) []normRow {
-			g[find("Distribution")].ssd *= 1 + 1e-7
+			g[find("Distribution")].SSD *= 1 + 1e-7
 			return g
 		}},
 		{"row missing", "row", func(g []normRow) []normRow { return g[1:] }},
 		{"extra row", "row", func(g []normRow) []normRow {
-			x := mk("Count", []kv{{"k1", "zzz"}})
+			x := mk("Count", []kv{{K: "k1", V: "zzz"}})
 			return append(g, x)
 		}},
 		{"tag value changed", "row", func(g []normRow) []normRow {
 			i := find("Count")
-			g[i].key = rowKey([]kv{{"k1", "A"}})
+			g[i].Key = sdkrows.Key([]kv{{K: "k1", V: "A"}})
 			return g
 		}},
-		{"aggregation type", "aggregation type", func(g []normRow) []normRow { g[find("Sum")].agg = "LastValue"; return g }},
+		{"aggregation type", "aggregation type", func(g []normRow) []normRow { g[find("Sum")].Agg = "LastValue"; return g }},
 		{"rows out of order", "row order", func(g []normRow) []normRow { g[0], g[len(g)-1] = g[len(g)-1], g[0]; return g }},
 	}
 	for _, p := range perturb {
@@ -802,9 +806,9 @@ func TestComparatorDetectsMismatches(t *testing.T) {
 	t.Run("within tolerance", func(t *testing.T) {
 		g := zs()
 		i := find("Distribution")
-		g[i].mean *= 1 + 1e-12
-		g[i].ssd *= 1 - 1e-12
-		g[find("Sum")].value *= 1 + 1e-12
+		g[i].Mean *= 1 + 1e-12
+		g[i].SSD *= 1 - 1e-12
+		g[find("Sum")].Value *= 1 + 1e-12
 		if errs := diffRows("v", g, want, trueMax); len(errs) != 0 {
 			t.Errorf("perturbations of 1e-12: got mismatches %q; want none", errs)
 		}

@@ -10,6 +10,7 @@ import (
 	ocstats "go.opencensus.io/stats"
 	ocview "go.opencensus.io/stats/view"
 
+	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
@@ -74,7 +75,7 @@ func TestOutlierFirstPrecision(t *testing.T) {
 	zerr := math.Abs(zd.SumOfSquaredDev-ref) / ref
 	oerr := math.Abs(od.SumOfSquaredDev-ref) / ref
 	t.Logf("SumOfSquaredDev relative error vs a two-pass reference: zerostat %.3g, opencensus %.3g", zerr, oerr)
-	if !closeTo(zd.SumOfSquaredDev, od.SumOfSquaredDev) {
+	if !sdkrows.Near(zd.SumOfSquaredDev, od.SumOfSquaredDev) {
 		t.Errorf("first value 1000 then %d values in [0,1): SumOfSquaredDev: got %v (relative error %.3g); want %v (OpenCensus, relative error %.3g)",
 			n-1, zd.SumOfSquaredDev, zerr, od.SumOfSquaredDev, oerr)
 	}

@@ -51,14 +51,14 @@ func parseRecords(b []byte) ([]kv, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, kv{k, v})
+		out = append(out, kv{K: k, V: v})
 	}
 	return out, nil
 }
 
 func sortedKV(s []kv) []kv {
 	s = slices.Clone(s)
-	slices.SortFunc(s, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	slices.SortFunc(s, func(a, b kv) int { return strings.Compare(a.K, b.K) })
 	return s
 }
 
@@ -66,7 +66,7 @@ func sortedKV(s []kv) []kv {
 func zsTags(m *tag.Map) []kv {
 	var out []kv
 	for _, t := range m.Tags() {
-		out = append(out, kv{t.Key.Name(), t.Value})
+		out = append(out, kv{K: t.Key.Name(), V: t.Value})
 	}
 	return out
 }
@@ -130,7 +130,7 @@ func build(t *testing.T, specs []tagSpec) (*tag.Map, *octag.Map, []kv) {
 			zmd = []tag.Metadata{tag.WithTTL(tag.TTLNoPropagation)}
 			omd = []octag.Metadata{octag.WithTTL(octag.TTLNoPropagation)}
 		} else {
-			want = append(want, kv{s.k, s.v})
+			want = append(want, kv{K: s.k, V: s.v})
 		}
 		zm = append(zm, tag.Upsert(tag.MustNewKey(s.k), s.v, zmd...))
 		om = append(om, octag.Upsert(octag.MustNewKey(s.k), s.v, omd...))
@@ -191,8 +191,8 @@ func TestTagCodecInterop(t *testing.T) {
 					t.Fatalf("%s: OpenCensus Decode of zerostat's %x: got error %v; want nil", where, zb, err)
 				}
 				for _, w := range want {
-					if v, ok := om2.Value(octag.MustNewKey(w.k)); !ok || v != w.v {
-						t.Fatalf("%s: OpenCensus Decode of zerostat's bytes: key %q: got %q, %v; want %q, true", where, w.k, v, ok, w.v)
+					if v, ok := om2.Value(octag.MustNewKey(w.K)); !ok || v != w.V {
+						t.Fatalf("%s: OpenCensus Decode of zerostat's bytes: key %q: got %q, %v; want %q, true", where, w.K, v, ok, w.V)
 					}
 				}
 				if got := ocTags(t, om2); !slices.Equal(got, want) {
@@ -208,8 +208,8 @@ func TestTagCodecInterop(t *testing.T) {
 					t.Fatalf("%s: zerostat Decode of OpenCensus's bytes: got %q; want %q (sorted by key)", where, got, want)
 				}
 				for _, w := range want {
-					if v, ok := zm2.Value(tag.MustNewKey(w.k)); !ok || v != w.v {
-						t.Fatalf("%s: zerostat Decode: Value(%q): got %q, %v; want %q, true", where, w.k, v, ok, w.v)
+					if v, ok := zm2.Value(tag.MustNewKey(w.K)); !ok || v != w.V {
+						t.Fatalf("%s: zerostat Decode: Value(%q): got %q, %v; want %q, true", where, w.K, v, ok, w.V)
 					}
 				}
 
@@ -249,7 +249,7 @@ func TestTagCodecKnownBytes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("zerostat Decode(%v): got error %v; want nil", want, err)
 	}
-	if got := zsTags(m); !slices.Equal(got, []kv{{"k1", "v1"}}) {
+	if got := zsTags(m); !slices.Equal(got, []kv{{K: "k1", V: "v1"}}) {
 		t.Errorf("zerostat Decode(%v): got %q; want [{k1 v1}]", want, got)
 	}
 

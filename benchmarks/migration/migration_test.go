@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
 )
 
 // ---------------------------------------------------------------------------
@@ -341,11 +343,11 @@ func TestSameViewData(t *testing.T) {
 			// equals the Sum view over the same measure and keys.
 			sums := map[string]float64{}
 			for _, r := range zsSnap["http/response_bytes"] {
-				sums[r.key] = r.value
+				sums[r.Key] = r.Value
 			}
 			for _, r := range zsSnap["http/response_size"] {
-				if r.sum != sums[r.key] {
-					t.Errorf("zerostat http/response_size %s: Sum() = %v; want %v, the Sum view's exact total", r.key, r.sum, sums[r.key])
+				if r.Sum != sums[r.Key] {
+					t.Errorf("zerostat http/response_size %s: Sum() = %v; want %v, the Sum view's exact total", r.Key, r.Sum, sums[r.Key])
 				}
 			}
 		})
@@ -362,21 +364,21 @@ func checkTotals(t *testing.T, sdk string, snap map[string][]row, exp expected) 
 	var reqs, latCount, sizeCount, jobs, failed int64
 	var bytes float64
 	for _, r := range snap["http/request_count"] {
-		reqs += r.count
+		reqs += r.Count
 	}
 	for _, r := range snap["http/latency"] {
-		latCount += r.count
+		latCount += r.Count
 	}
 	for _, r := range snap["http/response_size"] {
-		sizeCount += r.count
+		sizeCount += r.Count
 	}
 	for _, r := range snap["http/response_bytes"] {
-		bytes += r.value
+		bytes += r.Value
 	}
 	for _, r := range snap["jobs/count"] {
-		jobs += r.count
-		if strings.Contains(r.key, `status="error"`) {
-			failed += r.count
+		jobs += r.Count
+		if slices.Contains(r.Tags, sdkrows.KV{K: "status", V: "error"}) {
+			failed += r.Count
 		}
 	}
 	if reqs != exp.requests || latCount != exp.requests || sizeCount != exp.requests {
@@ -390,10 +392,10 @@ func checkTotals(t *testing.T, sdk string, snap map[string][]row, exp expected) 
 	}
 	depth := map[string]float64{}
 	for _, r := range snap["jobs/queue_depth"] {
-		depth[r.key] = r.value
+		depth[r.Key] = r.Value
 	}
 	for q, d := range exp.lastDepth {
-		if got, ok := depth[rowKey([]kv{{"queue", q}})]; !ok || got != d {
+		if got, ok := depth[sdkrows.Key([]sdkrows.KV{{K: "queue", V: q}})]; !ok || got != d {
 			t.Errorf("%s: queue %s depth %v (present %v); want %v", sdk, q, got, ok, d)
 		}
 	}
@@ -499,14 +501,14 @@ func TestSameViewDataConcurrent(t *testing.T) {
 	}
 	var total int64
 	for _, r := range zs["http/request_count"] {
-		total += r.count
+		total += r.Count
 	}
 	if total != goroutines*perG {
 		t.Errorf("zerostat counted %d requests; want %d", total, goroutines*perG)
 	}
 	for _, r := range zs["jobs/queue_depth"] {
-		if r.value != 0 {
-			t.Errorf("zerostat queue depth %s = %v after draining; want 0", r.key, r.value)
+		if r.Value != 0 {
+			t.Errorf("zerostat queue depth %s = %v after draining; want 0", r.Key, r.Value)
 		}
 	}
 }

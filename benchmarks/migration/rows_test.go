@@ -2,140 +2,40 @@ package migration_test
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
 	ocview "go.opencensus.io/stats/view"
 
+	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
 	"github.com/zerostat/zerostat/view"
 )
 
-// This file holds the SDK-neutral row model and the comparator.
+// This file holds the comparator.
 
-// ocMaxInit is what OpenCensus initialises DistributionData.Max to
-// (stats/view/aggregation_data.go): a row whose values are all <= 0 reports
-// it as its Max. The doc lists it as a deliberate difference.
-const ocMaxInit = math.SmallestNonzeroFloat64
+// The row model is shared with the conformance tests (internal/sdkrows).
 
-// tolerance is the relative (and, near zero, absolute) tolerance for float
-// statistics.
-const tolerance = 1e-9
+const (
+	ocMaxInit = sdkrows.OCMaxInit // a deliberate difference, in the doc
+	tolerance = sdkrows.Tolerance
+)
 
-type kv struct{ k, v string }
-
-// row is a row of either SDK in one shape.
-type row struct {
-	key  string // canonical tags, see rowKey
-	tags []kv   // as the SDK gave them
-	agg  string // "Count", "Sum", "Distribution", "LastValue"
-
-	count   int64   // Count, Distribution
-	value   float64 // Sum, LastValue
-	min     float64 // Distribution
-	max     float64
-	mean    float64
-	ssd     float64
-	sum     float64 // DistributionData.Sum()
-	buckets []int64
-}
-
-func (r row) String() string {
-	switch r.agg {
-	case "Count":
-		return fmt.Sprintf("%s Count=%d", r.key, r.count)
-	case "Sum", "LastValue":
-		return fmt.Sprintf("%s %s=%v", r.key, r.agg, r.value)
-	}
-	return fmt.Sprintf("%s Distribution count=%d min=%v max=%v mean=%v ssd=%v sum=%v buckets=%v",
-		r.key, r.count, r.min, r.max, r.mean, r.ssd, r.sum, r.buckets)
-}
-
-// rowKey is the canonical form of a tag set: sorted by key, empty values
-// left out (neither SDK reports them).
-func rowKey(tags []kv) string {
-	tags = slices.Clone(tags)
-	sort.Slice(tags, func(i, j int) bool { return tags[i].k < tags[j].k })
-	var b strings.Builder
-	b.WriteByte('{')
-	for _, t := range tags {
-		if t.v == "" {
-			continue
-		}
-		if b.Len() > 1 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(t.k)
-		b.WriteByte('=')
-		b.WriteString(strconv.Quote(t.v))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
+type row = sdkrows.Row
 
 func normZS(rows []*view.Row) []row {
-	out := make([]row, len(rows))
-	for i, r := range rows {
-		var n row
-		for _, t := range r.Tags {
-			n.tags = append(n.tags, kv{t.Key.Name(), t.Value})
-		}
-		n.key = rowKey(n.tags)
-		switch d := r.Data.(type) {
-		case *view.CountData:
-			n.agg, n.count = "Count", d.Value
-		case *view.SumData:
-			n.agg, n.value = "Sum", d.Value
-		case *view.LastValueData:
-			n.agg, n.value = "LastValue", d.Value
-		case *view.DistributionData:
-			n.agg, n.count, n.min, n.max, n.mean, n.ssd = "Distribution", d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev
-			n.sum, n.buckets = d.Sum(), slices.Clone(d.CountPerBucket)
-		default:
-			panic(fmt.Sprintf("zerostat: unknown aggregation data %T", r.Data))
-		}
-		out[i] = n
+	rs, err := sdkrows.FromZerostat(rows)
+	if err != nil {
+		panic(err)
 	}
-	return out
+	return rs
 }
 
 func normOC(rows []*ocview.Row) []row {
-	out := make([]row, len(rows))
-	for i, r := range rows {
-		var n row
-		for _, t := range r.Tags {
-			n.tags = append(n.tags, kv{t.Key.Name(), t.Value})
-		}
-		n.key = rowKey(n.tags)
-		switch d := r.Data.(type) {
-		case *ocview.CountData:
-			n.agg, n.count = "Count", d.Value
-		case *ocview.SumData:
-			n.agg, n.value = "Sum", d.Value
-		case *ocview.LastValueData:
-			n.agg, n.value = "LastValue", d.Value
-		case *ocview.DistributionData:
-			n.agg, n.count, n.min, n.max, n.mean, n.ssd = "Distribution", d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev
-			n.sum, n.buckets = d.Sum(), slices.Clone(d.CountPerBucket)
-		default:
-			panic(fmt.Sprintf("opencensus: unknown aggregation data %T", r.Data))
-		}
-		out[i] = n
+	rs, err := sdkrows.FromOpenCensus(rows)
+	if err != nil {
+		panic(err)
 	}
-	return out
-}
-
-// near reports whether a and b agree to tolerance (relative, or absolute
-// near zero).
-func near(a, b float64) bool {
-	if a == b {
-		return true
-	}
-	d := math.Abs(a - b)
-	return d <= tolerance || d <= tolerance*math.Max(math.Abs(a), math.Abs(b))
+	return rs
 }
 
 // differences counts the documented deliberate differences met while
@@ -161,28 +61,28 @@ func rowProblems(name string, oc, zs []row, countsOnly bool, diffs *differences)
 	var out []string
 	byKey := make(map[string]row, len(oc))
 	for _, r := range oc {
-		if _, dup := byKey[r.key]; dup {
-			out = append(out, fmt.Sprintf("view %s: OpenCensus has two rows %s", name, r.key))
+		if _, dup := byKey[r.Key]; dup {
+			out = append(out, fmt.Sprintf("view %s: OpenCensus has two rows %s", name, r.Key))
 		}
-		byKey[r.key] = r
+		byKey[r.Key] = r
 	}
 	seen := make(map[string]bool, len(zs))
 	for _, z := range zs {
-		if seen[z.key] {
-			out = append(out, fmt.Sprintf("view %s: zerostat has two rows %s", name, z.key))
+		if seen[z.Key] {
+			out = append(out, fmt.Sprintf("view %s: zerostat has two rows %s", name, z.Key))
 		}
-		seen[z.key] = true
-		o, ok := byKey[z.key]
+		seen[z.Key] = true
+		o, ok := byKey[z.Key]
 		if !ok {
 			out = append(out, fmt.Sprintf("view %s: row only in zerostat: %v", name, z))
 			continue
 		}
 		if msg := compareRow(o, z, countsOnly, diffs); msg != "" {
-			out = append(out, fmt.Sprintf("view %s, row %s: %s\n  opencensus: %v\n  zerostat:   %v", name, z.key, msg, o, z))
+			out = append(out, fmt.Sprintf("view %s, row %s: %s\n  opencensus: %v\n  zerostat:   %v", name, z.Key, msg, o, z))
 		}
 	}
 	for _, o := range oc {
-		if !seen[o.key] {
+		if !seen[o.Key] {
 			out = append(out, fmt.Sprintf("view %s: row only in OpenCensus: %v", name, o))
 		}
 	}
@@ -190,55 +90,55 @@ func rowProblems(name string, oc, zs []row, countsOnly bool, diffs *differences)
 }
 
 func compareRow(o, z row, countsOnly bool, diffs *differences) string {
-	if o.agg != z.agg {
-		return fmt.Sprintf("aggregation %s vs %s", o.agg, z.agg)
+	if o.Agg != z.Agg {
+		return fmt.Sprintf("aggregation %s vs %s", o.Agg, z.Agg)
 	}
-	if o.count != z.count {
-		return fmt.Sprintf("count %d vs %d", o.count, z.count)
+	if o.Count != z.Count {
+		return fmt.Sprintf("count %d vs %d", o.Count, z.Count)
 	}
 	if countsOnly {
 		return ""
 	}
-	switch o.agg {
+	switch o.Agg {
 	case "Sum":
-		if !near(o.value, z.value) {
-			return fmt.Sprintf("sum %v vs %v", o.value, z.value)
+		if !sdkrows.Near(o.Value, z.Value) {
+			return fmt.Sprintf("sum %v vs %v", o.Value, z.Value)
 		}
 	case "LastValue":
-		if o.value != z.value {
-			return fmt.Sprintf("last value %v vs %v", o.value, z.value)
+		if o.Value != z.Value {
+			return fmt.Sprintf("last value %v vs %v", o.Value, z.Value)
 		}
 	case "Distribution":
-		if !slices.Equal(o.buckets, z.buckets) {
-			return fmt.Sprintf("buckets %v vs %v", o.buckets, z.buckets)
+		if !slices.Equal(o.Buckets, z.Buckets) {
+			return fmt.Sprintf("buckets %v vs %v", o.Buckets, z.Buckets)
 		}
-		if o.min != z.min {
-			return fmt.Sprintf("min %v vs %v", o.min, z.min)
+		if o.Min != z.Min {
+			return fmt.Sprintf("min %v vs %v", o.Min, z.Min)
 		}
 		switch {
-		case o.max == z.max:
-		case o.max == ocMaxInit && z.max <= 0:
+		case o.Max == z.Max:
+		case o.Max == ocMaxInit && z.Max <= 0:
 			// Deliberate difference: zerostat reports the true maximum.
 			// It must be consistent with the other statistics.
-			if z.max < z.min || z.max < z.mean-tolerance || (z.ssd == 0 && z.max != z.min) {
-				return fmt.Sprintf("zerostat max %v inconsistent with min %v, mean %v, ssd %v", z.max, z.min, z.mean, z.ssd)
+			if z.Max < z.Min || z.Max < z.Mean-tolerance || (z.SSD == 0 && z.Max != z.Min) {
+				return fmt.Sprintf("zerostat max %v inconsistent with min %v, mean %v, ssd %v", z.Max, z.Min, z.Mean, z.SSD)
 			}
 			diffs.maxInit++
 		default:
-			return fmt.Sprintf("max %v vs %v", o.max, z.max)
+			return fmt.Sprintf("max %v vs %v", o.Max, z.Max)
 		}
-		if !near(o.mean, z.mean) {
-			return fmt.Sprintf("mean %v vs %v", o.mean, z.mean)
+		if !sdkrows.Near(o.Mean, z.Mean) {
+			return fmt.Sprintf("mean %v vs %v", o.Mean, z.Mean)
 		}
-		if !near(o.ssd, z.ssd) {
-			return fmt.Sprintf("sum of squared deviations %v vs %v", o.ssd, z.ssd)
+		if !sdkrows.Near(o.SSD, z.SSD) {
+			return fmt.Sprintf("sum of squared deviations %v vs %v", o.SSD, z.SSD)
 		}
 		// Deliberate difference: OpenCensus's Sum() is Mean × Count,
 		// zerostat's the running sum.
-		if !near(o.sum, z.sum) {
-			return fmt.Sprintf("Sum() %v vs %v", o.sum, z.sum)
+		if !sdkrows.Near(o.Sum, z.Sum) {
+			return fmt.Sprintf("Sum() %v vs %v", o.Sum, z.Sum)
 		}
-		if o.sum != z.sum {
+		if o.Sum != z.Sum {
 			diffs.sumInexact++
 		}
 	}
@@ -249,20 +149,10 @@ func compareRow(o, z row, countsOnly bool, diffs *differences) string {
 // view's keys (sorted by name), key by key, a missing key first.
 func checkSorted(t *testing.T, name string, keys []string, zs []row) {
 	t.Helper()
-	vals := func(r row) []string {
-		out := make([]string, len(keys))
-		for i, k := range keys {
-			for _, tg := range r.tags {
-				if tg.k == k {
-					out[i] = tg.v
-				}
-			}
-		}
-		return out
-	}
+	vals := func(r row) []string { return r.Values(keys) }
 	for i := 1; i < len(zs); i++ {
 		if slices.Compare(vals(zs[i-1]), vals(zs[i])) >= 0 {
-			t.Errorf("view %s: zerostat rows %d and %d out of order: %s, %s", name, i-1, i, zs[i-1].key, zs[i].key)
+			t.Errorf("view %s: zerostat rows %d and %d out of order: %s, %s", name, i-1, i, zs[i-1].Key, zs[i].Key)
 		}
 	}
 }
@@ -287,17 +177,17 @@ func sameRows(a, b []row) bool {
 // and accepts the documented differences only where the doc allows them.
 func TestComparator(t *testing.T) {
 	dist := func(key string, min, max, mean, ssd, sum float64, count int64, buckets ...int64) row {
-		return row{key: key, agg: "Distribution", count: count, min: min, max: max, mean: mean, ssd: ssd, sum: sum, buckets: buckets}
+		return row{Key: key, Agg: "Distribution", Count: count, Min: min, Max: max, Mean: mean, SSD: ssd, Sum: sum, Buckets: buckets}
 	}
 	base := []row{
-		{key: `{route="a"}`, agg: "Count", count: 3},
-		{key: `{route="b"}`, agg: "Sum", value: 55.25},
-		{key: `{queue="q"}`, agg: "LastValue", value: 4},
+		{Key: `{route="a"}`, Agg: "Count", Count: 3},
+		{Key: `{route="b"}`, Agg: "Sum", Value: 55.25},
+		{Key: `{queue="q"}`, Agg: "LastValue", Value: 4},
 		dist(`{route="c"}`, 0.25, 50, 55.25/3, 1564.0416666666667, 55.25, 3, 1, 1, 1),
 	}
 	zeros := dist(`{queue="inline"}`, 0, 0, 0, 0, 0, 2, 2, 0)
 	ocZeros := zeros
-	ocZeros.max = ocMaxInit
+	ocZeros.Max = ocMaxInit
 
 	var d differences
 	if p := rowProblems("v", base, base, false, &d); len(p) != 0 {
@@ -307,31 +197,31 @@ func TestComparator(t *testing.T) {
 		t.Errorf("OpenCensus's initial Max on a row of zeros: problems %v, counted %d; want none, 1", p, d.maxInit)
 	}
 	inexact := slices.Clone(base)
-	inexact[3].sum = 55.24999999999999
+	inexact[3].Sum = 55.24999999999999
 	if p := rowProblems("v", inexact, base, false, &d); len(p) != 0 || d.sumInexact != 1 {
 		t.Errorf("Sum() off in the last bits: problems %v, counted %d; want none, 1", p, d.sumInexact)
 	}
 
 	mutations := map[string]func(rs []row) []row{
-		"count":            func(rs []row) []row { rs[0].count++; return rs },
-		"sum":              func(rs []row) []row { rs[1].value *= 1 + 1e-6; return rs },
-		"last value":       func(rs []row) []row { rs[2].value = 4.000000000001; return rs },
-		"bucket":           func(rs []row) []row { rs[3].buckets = []int64{2, 0, 1}; return rs },
-		"min":              func(rs []row) []row { rs[3].min = 0.2500000000001; return rs },
-		"max":              func(rs []row) []row { rs[3].max = 49; return rs },
-		"mean":             func(rs []row) []row { rs[3].mean *= 1 + 1e-6; return rs },
-		"ssd":              func(rs []row) []row { rs[3].ssd *= 1 + 1e-6; return rs },
-		"Sum()":            func(rs []row) []row { rs[3].sum = 56; return rs },
+		"count":            func(rs []row) []row { rs[0].Count++; return rs },
+		"sum":              func(rs []row) []row { rs[1].Value *= 1 + 1e-6; return rs },
+		"last value":       func(rs []row) []row { rs[2].Value = 4.000000000001; return rs },
+		"bucket":           func(rs []row) []row { rs[3].Buckets = []int64{2, 0, 1}; return rs },
+		"min":              func(rs []row) []row { rs[3].Min = 0.2500000000001; return rs },
+		"max":              func(rs []row) []row { rs[3].Max = 49; return rs },
+		"mean":             func(rs []row) []row { rs[3].Mean *= 1 + 1e-6; return rs },
+		"ssd":              func(rs []row) []row { rs[3].SSD *= 1 + 1e-6; return rs },
+		"Sum()":            func(rs []row) []row { rs[3].Sum = 56; return rs },
 		"missing row":      func(rs []row) []row { return rs[1:] },
-		"extra row":        func(rs []row) []row { return append(rs, row{key: `{route="z"}`, agg: "Count", count: 1}) },
-		"other tags":       func(rs []row) []row { rs[0].key = `{route="x"}`; return rs },
-		"aggregation":      func(rs []row) []row { rs[1].agg = "LastValue"; return rs },
-		"max of positives": func(rs []row) []row { rs[3].max = ocMaxInit; return rs },
+		"extra row":        func(rs []row) []row { return append(rs, row{Key: `{route="z"}`, Agg: "Count", Count: 1}) },
+		"other tags":       func(rs []row) []row { rs[0].Key = `{route="x"}`; return rs },
+		"aggregation":      func(rs []row) []row { rs[1].Agg = "LastValue"; return rs },
+		"max of positives": func(rs []row) []row { rs[3].Max = ocMaxInit; return rs },
 	}
 	for name, mutate := range mutations {
 		zs := mutate(slices.Clone(base))
 		for i := range zs {
-			zs[i].buckets = slices.Clone(zs[i].buckets)
+			zs[i].Buckets = slices.Clone(zs[i].Buckets)
 		}
 		if p := rowProblems("v", base, zs, false, &differences{}); len(p) == 0 {
 			t.Errorf("%s: comparator reported nothing", name)
@@ -339,13 +229,13 @@ func TestComparator(t *testing.T) {
 	}
 	// OpenCensus's initial Max is allowed only where zerostat's Max is <= 0.
 	ocInit := slices.Clone(base)
-	ocInit[3].max = ocMaxInit
+	ocInit[3].Max = ocMaxInit
 	if p := rowProblems("v", ocInit, base, false, &differences{}); len(p) == 0 {
 		t.Errorf("OpenCensus Max 5e-324 on a row with positive values: comparator reported nothing")
 	}
 	// zerostat's Max of a row of values <= 0 must still fit the row.
 	bad := zeros
-	bad.max = -1
+	bad.Max = -1
 	if p := rowProblems("v", []row{ocZeros}, []row{bad}, false, &differences{}); len(p) == 0 {
 		t.Errorf("zerostat Max -1 above Min 0: comparator reported nothing")
 	}
