@@ -2,7 +2,7 @@
 GO       ?= go
 FUZZTIME ?= 5s
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -60,12 +60,21 @@ bench-module:
 # its allocation budget.
 GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
 
+GATE_CHECK = cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
+
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
-gate:
+## A broken rule is measured once more before the gate fails: on a shared
+## 2-core VM a whole benchmark can run slow for a few seconds (seen in CI:
+## counter_2tags +67% with its floor +24%, normal when rerun), and a real
+## regression breaks twice (an injected 16-byte allocation did).
+gate: gate-measure
+	@( $(GATE_CHECK) ) || { echo "gate: a rule broke; measuring once more, after 10 s, to tell a regression from a noisy moment"; sleep 10; \
+		$(MAKE) --no-print-directory gate-measure && ( $(GATE_CHECK) ); }
+
+gate-measure:
 	@mkdir -p benchmarks/out
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
-	cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
 
 ## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
 ## then docs/performance.md and docs/performance.svg from the results.
