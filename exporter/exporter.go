@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/gzipbuf"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/selfstats"
@@ -98,7 +98,10 @@ type Resource struct {
 	Attributes []wire.Attribute
 }
 
-func (r Resource) attributes() []wire.Attribute {
+// WithDefaults returns r with its empty fields filled: the service name
+// "unknown_service", this host's name, this process's id. Every exporter
+// describes the process with it.
+func (r Resource) WithDefaults() Resource {
 	if r.ServiceName == "" {
 		r.ServiceName = "unknown_service"
 	}
@@ -108,6 +111,11 @@ func (r Resource) attributes() []wire.Attribute {
 	if r.PID == 0 {
 		r.PID = os.Getpid()
 	}
+	return r
+}
+
+func (r Resource) attributes() []wire.Attribute {
+	r = r.WithDefaults()
 	attrs := []wire.Attribute{
 		{Key: "service.name", Value: r.ServiceName},
 		{Key: "host.name", Value: r.Host},
@@ -170,10 +178,9 @@ type Exporter struct {
 
 	runner periodic.Runner
 
-	mu      sync.Mutex // serialises exports; guards enc, zbuf, zw, lastEnd
+	mu      sync.Mutex // serialises exports; guards enc, zw, lastEnd
 	enc     *encoder
-	zbuf    bytes.Buffer
-	zw      *gzip.Writer
+	zw      *gzipbuf.Compressor // nil: no compression
 	lastEnd time.Time
 
 	self *selfstats.Sink
@@ -235,10 +242,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	switch opts.Compression {
 	case NoCompression:
 	case Gzip:
-		if opts.GzipLevel == 0 {
-			opts.GzipLevel = gzip.BestSpeed
-		}
-		zw, err := gzip.NewWriterLevel(&e.zbuf, opts.GzipLevel)
+		zw, err := gzipbuf.New(opts.GzipLevel)
 		if err != nil {
 			return nil, fmt.Errorf("exporter: GzipLevel %d: %w", opts.GzipLevel, err)
 		}
@@ -383,12 +387,7 @@ func (e *Exporter) flushQueue(ctx context.Context) error {
 func (e *Exporter) payload(data []byte, last bool) Payload {
 	p := Payload{Data: data, Sequence: e.enc.seq, Part: e.enc.part - 1, Last: last}
 	if e.zw != nil {
-		e.zbuf.Reset()
-		e.zw.Reset(&e.zbuf)
-		// Writing to a bytes.Buffer cannot fail.
-		_, _ = e.zw.Write(data)
-		_ = e.zw.Close()
-		p.Data, p.Encoding = e.zbuf.Bytes(), "gzip"
+		p.Data, p.Encoding = e.zw.Compress(data), "gzip"
 	}
 	return p
 }

@@ -588,21 +588,23 @@ func TestExportAllocs(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	newFixture(t, 100)
-	e, err := New(FuncSink(func(context.Context, Payload) error { return nil }), Options{Timeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A deadline sooner than the send timeout: Export needs no context of
-	// its own, and then allocates nothing in steady state.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	for range 2 {
-		if err := e.Export(ctx); err != nil {
+	for _, c := range []Compression{NoCompression, Gzip} {
+		e, err := New(FuncSink(func(context.Context, Payload) error { return nil }), Options{Timeout: time.Hour, Compression: c})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if got := testing.AllocsPerRun(20, func() { _ = e.Export(ctx) }); got != 0 {
-		t.Errorf("Export allocates %v times; want 0", got)
+		// A deadline sooner than the send timeout: Export needs no context
+		// of its own, and then allocates nothing in steady state.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		for range 2 {
+			if err := e.Export(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := testing.AllocsPerRun(20, func() { _ = e.Export(ctx) }); got != 0 {
+			t.Errorf("Export (compression %d) allocates %v times; want 0", c, got)
+		}
 	}
 }
 

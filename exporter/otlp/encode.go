@@ -1,10 +1,10 @@
 package otlp
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -112,15 +112,7 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	if t != Cumulative && t != Delta {
 		return nil, fmt.Errorf("otlp: unknown Temporality %d", t)
 	}
-	if r.ServiceName == "" {
-		r.ServiceName = "unknown_service"
-	}
-	if r.Host == "" {
-		r.Host, _ = os.Hostname()
-	}
-	if r.PID == 0 {
-		r.PID = os.Getpid()
-	}
+	r = r.WithDefaults()
 	e := &Encoder{temporality: t}
 	if t == Delta {
 		e.delta = delta.NewTracker()
@@ -169,7 +161,7 @@ func appendIntAttr(b []byte, tag byte, key string, v int64) []byte {
 	b = appendLen(b, tag, lenFieldSize(len(key))+lenFieldSize(anyLen))
 	b = appendString(b, tagKVKey, key)
 	b = appendLen(b, tagKVValue, anyLen)
-	return appendVarint(append(b, tagAnyInt), uint64(v))
+	return binary.AppendUvarint(append(b, tagAnyInt), uint64(v))
 }
 
 // Points returns the number of data points in the last request Encode
@@ -327,7 +319,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		if len(bounds) > 0 {
 			e.bounds = appendLen(e.bounds, tagHDPExplicitBounds, 8*len(bounds))
 			for _, x := range bounds {
-				e.bounds = appendFixed64(e.bounds, math.Float64bits(x))
+				e.bounds = binary.LittleEndian.AppendUint64(e.bounds, math.Float64bits(x))
 			}
 		}
 	}
@@ -379,7 +371,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			}
 			b = appendLen(b, tagHDPBucketCounts, 8*nb)
 			for _, c := range e.counts[p.countsFrom : p.countsFrom+nb] {
-				b = appendFixed64(b, c)
+				b = binary.LittleEndian.AppendUint64(b, c)
 			}
 			b = append(b, e.bounds...)
 			b = e.appendAttrs(b, tagHDPAttributes, v.KeyIDs, p)

@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/gzipbuf"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/selfstats"
 )
@@ -156,10 +156,9 @@ type Exporter struct {
 	opts Options
 	url  string
 
-	mu    sync.Mutex // serialises exports; guards enc, zbuf, zw, state
+	mu    sync.Mutex // serialises exports; guards enc, zw, state
 	enc   *Encoder
-	zbuf  bytes.Buffer
-	zw    *gzip.Writer
+	zw    *gzipbuf.Compressor // nil: no compression
 	state exportState
 
 	self *selfstats.Sink // zerostat's own health, tagged sink="otlp"
@@ -245,10 +244,7 @@ func New(opts Options) (*Exporter, error) {
 	switch opts.Compression {
 	case NoCompression:
 	case Gzip:
-		if opts.GzipLevel == 0 {
-			opts.GzipLevel = gzip.BestSpeed
-		}
-		zw, err := gzip.NewWriterLevel(&e.zbuf, opts.GzipLevel)
+		zw, err := gzipbuf.New(opts.GzipLevel)
 		if err != nil {
 			return nil, fmt.Errorf("otlp: GzipLevel %d: %w", opts.GzipLevel, err)
 		}
@@ -304,12 +300,7 @@ func (e *Exporter) Export(ctx context.Context) error {
 	}
 	encoding := ""
 	if e.zw != nil {
-		e.zbuf.Reset()
-		e.zw.Reset(&e.zbuf)
-		// Writing to a bytes.Buffer cannot fail.
-		_, _ = e.zw.Write(body)
-		_ = e.zw.Close()
-		body, encoding = e.zbuf.Bytes(), "gzip"
+		body, encoding = e.zw.Compress(body), "gzip"
 	}
 	if err = e.flushQueue(ctx); err != nil { // older delta requests first
 		return e.failed(n, e.giveUp(body, encoding, n, err))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -248,7 +249,7 @@ func TestRetry503ThenSuccess(t *testing.T) {
 // is quoted.
 func TestNoRetry400(t *testing.T) {
 	newFixture(t).record(t, "/a", "", 1, 1)
-	status := appendString(appendVarint([]byte{1 << 3}, 3), tagStatusMessage, "metric name is invalid")
+	status := appendString(binary.AppendUvarint([]byte{1 << 3}, 3), tagStatusMessage, "metric name is invalid")
 	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.WriteHeader(http.StatusBadRequest)
@@ -386,7 +387,7 @@ func TestPeriodicExportsAndOnError(t *testing.T) {
 // counted and logged, and the Logger reports state changes once each.
 func TestPartialSuccessAndLogging(t *testing.T) {
 	newFixture(t).record(t, "/a", "", 1, 1)
-	inner := appendString(appendVarint([]byte{tagPSRejected}, 2), tagPSMessage, "2 points too old")
+	inner := appendString(binary.AppendUvarint([]byte{tagPSRejected}, 2), tagPSMessage, "2 points too old")
 	partial := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
 	// ok, partial, partial, fail, fail, ok
 	script := []int{0, 1, 1, 2, 2, 0}

@@ -30,19 +30,9 @@ const maxVarint32Size = 5
 // of 7 bits.
 func varintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
-// appendVarint appends v as a varint (least significant group first, the
-// high bit of each byte set when more follow).
-func appendVarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-// appendFixed64 appends v little-endian, the encoding of fixed64, sfixed64
-// and double (as math.Float64bits).
-func appendFixed64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+// Varints are appended with binary.AppendUvarint (protobuf's varint is
+// Go's uvarint), fixed64, sfixed64 and double (as math.Float64bits) with
+// binary.LittleEndian.AppendUint64.
 
 // fixedFieldSize is the size of a fixed64 field with a one-byte tag.
 const fixedFieldSize = 1 + 8
@@ -58,7 +48,7 @@ func appendLen(b []byte, tag byte, n int) []byte {
 	if n < 0x80 { // most data points and attributes
 		return append(b, byte(n))
 	}
-	return appendVarint(b, uint64(n))
+	return binary.AppendUvarint(b, uint64(n))
 }
 
 // appendString appends a string field.

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestVarintWidths checks appendVarint and varintSize at every width
+// TestVarintWidths checks varintSize and the varints binary.AppendUvarint writes at every width
 // threshold against encoding/binary's decoder.
 func TestVarintWidths(t *testing.T) {
 	var vs []uint64
@@ -16,7 +16,7 @@ func TestVarintWidths(t *testing.T) {
 	}
 	vs = append(vs, 0, math.MaxUint32, math.MaxInt64, math.MaxUint64)
 	for _, v := range vs {
-		b := appendVarint([]byte{0xEE}, v)
+		b := binary.AppendUvarint([]byte{0xEE}, v)
 		if len(b)-1 != varintSize(v) {
 			t.Errorf("%d: %d bytes; varintSize says %d", v, len(b)-1, varintSize(v))
 		}
@@ -64,7 +64,7 @@ func TestNextFieldMalformed(t *testing.T) {
 
 func TestParsePartialSuccess(t *testing.T) {
 	// ExportMetricsServiceResponse{partial_success{rejected_data_points: 3, error_message: "bad"}}
-	inner := appendVarint([]byte{tagPSRejected}, 3)
+	inner := binary.AppendUvarint([]byte{tagPSRejected}, 3)
 	inner = appendString(inner, tagPSMessage, "bad")
 	resp := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
 	ps, err := parsePartialSuccess(resp)

@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
@@ -33,17 +34,8 @@ const (
 // varintSize returns the size of v as a protobuf varint.
 func varintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
-func appendVarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-func appendFixed64(b []byte, v uint64) []byte {
-	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
-}
+// Varints are appended with binary.AppendUvarint (protobuf's varint is
+// Go's uvarint), fixed64 with binary.LittleEndian.AppendUint64.
 
 // labelSize is the size of a Label message (proto3: empty strings are
 // left out, as proto.Marshal leaves them out).
@@ -60,15 +52,15 @@ func labelSize(name, value string) int {
 
 func appendLabel(b []byte, name, value string) []byte {
 	b = append(b, keyTimeSeriesLabels)
-	b = appendVarint(b, uint64(labelSize(name, value)))
+	b = binary.AppendUvarint(b, uint64(labelSize(name, value)))
 	if name != "" {
 		b = append(b, keyLabelName)
-		b = appendVarint(b, uint64(len(name)))
+		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
 	}
 	if value != "" {
 		b = append(b, keyLabelValue)
-		b = appendVarint(b, uint64(len(value)))
+		b = binary.AppendUvarint(b, uint64(len(value)))
 		b = append(b, value...)
 	}
 	return b
@@ -101,19 +93,19 @@ func appendTimeSeries(b []byte, labels []label, v float64, ts int64) []byte {
 	ss := sampleSize(v, ts)
 	n += 1 + varintSize(uint64(ss)) + ss
 	b = append(b, keyWriteRequestTimeseries)
-	b = appendVarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(n))
 	for _, l := range labels {
 		b = appendLabel(b, l.name, l.value)
 	}
 	b = append(b, keyTimeSeriesSamples)
-	b = appendVarint(b, uint64(ss))
+	b = binary.AppendUvarint(b, uint64(ss))
 	if bits := math.Float64bits(v); bits != 0 {
 		b = append(b, keySampleValue)
-		b = appendFixed64(b, bits)
+		b = binary.LittleEndian.AppendUint64(b, bits)
 	}
 	if ts != 0 {
 		b = append(b, keySampleTimestamp)
-		b = appendVarint(b, uint64(ts))
+		b = binary.AppendUvarint(b, uint64(ts))
 	}
 	return b
 }

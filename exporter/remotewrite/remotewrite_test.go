@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -631,7 +632,7 @@ func TestNewValidates(t *testing.T) {
 
 func TestProtoWidths(t *testing.T) {
 	for _, v := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<63 - 1, 1 << 63, math.MaxUint64} {
-		b := appendVarint(nil, v)
+		b := binary.AppendUvarint(nil, v)
 		if len(b) != varintSize(v) {
 			t.Errorf("varint %d: %d bytes; size says %d", v, len(b), varintSize(v))
 		}
