@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 )
 
 // Kind is an aggregation kind.
@@ -46,13 +47,26 @@ type Aggregator struct {
 	noTags   atomic.Pointer[Series] // the series of records without a tag map
 	detached atomic.Bool
 
-	mu sync.Mutex // guards inserts, growth, nextID, overflow creation and detaching
-	// n counts the live series in the table (written under mu, read
-	// without it to turn records away once the limit is reached).
+	mu sync.Mutex // guards inserts, growth, IDs, sealing, freeing, overflow creation and detaching
+	// n counts the series in the table, sealed ones included (written
+	// under mu, read without it to turn records away once the limit is
+	// reached).
 	n atomic.Int64
-	// nextID numbers series in creation order, so an exporter can keep
-	// per-series state in a slice indexed by Series.ID.
-	nextID uint32
+	// Series IDs are dense, so an exporter can keep per-series state in a
+	// slice indexed by Series.ID: nextID is the next unused one, freeIDs
+	// those of freed series, gens the generation of each.
+	nextID  uint32
+	freeIDs []uint32
+	gens    []uint16
+	tombs   int // freed slots in the table
+
+	// Eviction (evict.go): the sealed series not freed yet, the latest
+	// seal's number, the delta readers' marks, and how many were freed.
+	sealed  []*Series
+	nsealed atomic.Int64
+	sealSeq atomic.Uint64
+	marks   []weak.Pointer[ReaderMark]
+	evicted atomic.Uint64
 
 	// Cardinality limit: once the table holds limit series, records of new
 	// tag combinations go to the overflow series (not in the table), and
@@ -137,11 +151,19 @@ func (a *Aggregator) Overflowed() uint64 { return a.overflowed.Load() }
 func (a *Aggregator) Detach() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.detached.Load() {
+		return
+	}
+	for _, s := range a.AppendSeries(nil) {
+		releaseOnceUnreachable(s)
+	}
 	a.detached.Store(true)
 	a.table.Store(newTable(1))
 	a.noTags.Store(nil)
 	a.overflow.Store(nil)
 	a.n.Store(0)
+	a.sealed, a.marks = nil, nil
+	a.nsealed.Store(0)
 }
 
 // RecordMap records v for the tags of m (nil: no tags). When m has
@@ -154,7 +176,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		s.add(v)
+		s.add(v, slot)
 		return
 	}
 	s, recorded := a.obtain(m.Tags(), v)
@@ -163,7 +185,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	}
 	slot.Store(s)
 	if !recorded {
-		s.add(v)
+		s.add(v, slot)
 	}
 }
 
@@ -175,8 +197,39 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 	s, recorded := a.obtain(tags, v)
 	if s != nil && !recorded {
-		s.add(v)
+		s.add(v, nil)
 	}
+}
+
+// recordSealed records v for the tags of s, which a record found sealed
+// (evicted, see evict.go): into s once revived, or, if s has been freed,
+// into its successor (found or created from s's own tag values), which
+// slot (unless nil) is pointed at.
+func (a *Aggregator) recordSealed(s *Series, slot *atomic.Pointer[Series], v float64) {
+	if !a.revive(s) {
+		var buf [16]string
+		vals := buf[:0]
+		strs := Interned() // after s, which holds its values
+		vids := s.ValueIDs()
+		for p := range a.keys {
+			if vids == nil {
+				vals = append(vals, "")
+			} else {
+				vals = append(vals, strs[vids[a.inv[p]]])
+			}
+		}
+		var recorded bool
+		if s, recorded = a.obtainValues(s.hash, vals, v); s == nil {
+			return // detached
+		}
+		if slot != nil {
+			slot.Store(s)
+		}
+		if recorded {
+			return
+		}
+	}
+	s.add(v, slot) // sealed again meanwhile: round again
 }
 
 // obtain finds or creates the series for tags. When it creates one, it
@@ -185,6 +238,12 @@ func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 func (a *Aggregator) obtain(tags []Tag, v float64) (s *Series, recorded bool) {
 	var buf [16]string
 	vals, h := a.project(buf[:0], tags)
+	return a.obtainValues(h, vals, v)
+}
+
+// obtainValues is obtain for the values of the view's keys (internal
+// order) and their hash.
+func (a *Aggregator) obtainValues(h uint64, vals []string, v float64) (s *Series, recorded bool) {
 	if s := a.table.Load().find(a, h, vals); s != nil {
 		return s, false
 	}
@@ -218,11 +277,18 @@ func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) 
 		return a.overflowSeries(v)
 	}
 	s := a.newSeries(h, vals, v)
-	if (a.n.Load()+1)*4 > int64(len(t.slots))*3 { // load factor 0.75
-		t = t.grow()
+	if (a.n.Load()+int64(a.tombs)+1)*4 > int64(len(t.slots))*3 { // load factor 0.75
+		size := len(t.slots)
+		if (a.n.Load()+1)*2 > int64(size) { // else mostly tombstones: same size
+			size *= 2
+		}
+		t = t.rebuild(size)
+		a.tombs = 0
 		a.table.Store(t)
 	}
-	t.insert(s)
+	if t.insert(s) {
+		a.tombs--
+	}
 	a.n.Add(1)
 	a.mu.Unlock()
 	return s, true
@@ -302,25 +368,31 @@ func (t *seriesTable) find(a *Aggregator, h uint64, vals []string) *Series {
 		if s == nil {
 			return nil
 		}
-		if s.hash == h && a.sameValues(s, vals) {
+		if s != tomb && s.hash == h && a.sameValues(s, vals) {
 			return s
 		}
 	}
 }
 
-func (t *seriesTable) insert(s *Series) {
+// insert puts s in the first free or freed slot of its probe sequence and
+// reports whether that slot was a tombstone. Called under Aggregator.mu,
+// for a series not in the table.
+func (t *seriesTable) insert(s *Series) (reused bool) {
 	for i := s.hash & t.mask; ; i = (i + 1) & t.mask {
-		if t.slots[i].Load() == nil {
+		if x := t.slots[i].Load(); x == nil || x == tomb {
 			t.slots[i].Store(s)
-			return
+			return x == tomb
 		}
 	}
 }
 
-func (t *seriesTable) grow() *seriesTable {
-	n := newTable(2 * len(t.slots))
+// rebuild returns a table of size slots holding t's series, without its
+// tombstones. Readers still probing t find what they find there; a miss
+// falls through to the locked path, which probes the new table.
+func (t *seriesTable) rebuild(size int) *seriesTable {
+	n := newTable(size)
 	for i := range t.slots {
-		if s := t.slots[i].Load(); s != nil {
+		if s := t.slots[i].Load(); s != nil && s != tomb {
 			n.insert(s)
 		}
 	}
@@ -341,11 +413,12 @@ func (a *Aggregator) sameValues(s *Series, vals []string) bool {
 	return true
 }
 
-// AppendSeries appends the live series, in table order, to dst.
+// AppendSeries appends the series of the table (sealed ones included: a
+// sealed series is read until it is freed), in table order, to dst.
 func (a *Aggregator) AppendSeries(dst []*Series) []*Series {
 	t := a.table.Load()
 	for i := range t.slots {
-		if s := t.slots[i].Load(); s != nil {
+		if s := t.slots[i].Load(); s != nil && s != tomb {
 			dst = append(dst, s)
 		}
 	}

@@ -61,47 +61,80 @@ func (c distCell) lockWord() *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&c[dLock]))
 }
 
-// Lock word values: free, held by a recorder, held by a reader.
+// Lock word values: free, held by a recorder, held by a reader, sealed
+// (see Series.seal: recorders are turned away, readers read what the cell
+// froze), and sealed while a reader copies it.
 const (
-	lockFree   = 0
-	lockWriter = 1
-	lockReader = 2
+	lockFree         = 0
+	lockWriter       = 1
+	lockReader       = 2
+	lockSealed       = 3
+	lockSealedReader = 4
 )
 
-// lock takes the cell for a recorder and reports contention: another
-// recorder holding it. A reader holding it (an export copying the cell) is
-// waited for but is not contention: a series recorded from one goroutine
-// must not stripe because an exporter read it at that moment.
-func (c distCell) lock() (contended bool) {
+// lock takes the cell for a recorder and reports contention (another
+// recorder holding it) or that the cell is sealed, in which case it is not
+// taken. A reader holding it (an export copying the cell) is waited for but
+// is not contention: a series recorded from one goroutine must not stripe
+// because an exporter read it at that moment.
+func (c distCell) lock() addResult {
 	l := c.lockWord()
+	r := addOK
 	for spins := 0; !l.CompareAndSwap(lockFree, lockWriter); spins++ {
-		if l.Load() == lockWriter {
-			contended = true
+		switch l.Load() {
+		case lockWriter:
+			r = addContended
+		case lockSealed, lockSealedReader:
+			return addSealed
 		}
 		if spins > 30 {
 			runtime.Gosched() // the holder may have been preempted
 		}
 	}
-	return contended
+	return r
 }
 
-// rlock takes the cell for a reader.
-func (c distCell) rlock() {
+// rlock takes the cell for a reader, sealed or not, and returns the state
+// runlock restores.
+func (c distCell) rlock() (restore uint32) {
 	l := c.lockWord()
-	for spins := 0; !l.CompareAndSwap(lockFree, lockReader); spins++ {
+	for spins := 0; ; spins++ {
+		if l.CompareAndSwap(lockFree, lockReader) {
+			return lockFree
+		}
+		if l.CompareAndSwap(lockSealed, lockSealedReader) {
+			return lockSealed
+		}
 		if spins > 30 {
 			runtime.Gosched()
 		}
 	}
 }
 
-func (c distCell) unlock() { c.lockWord().Store(0) }
+func (c distCell) runlock(restore uint32) { c.lockWord().Store(restore) }
+
+func (c distCell) unlock() { c.lockWord().Store(lockFree) }
+
+// swapLock moves the cell's lock word from one state to another, waiting
+// while a recorder or reader holds it: sealing (free to sealed) and
+// reviving (sealed to free).
+func (c distCell) swapLock(from, to uint32) {
+	l := c.lockWord()
+	for spins := 0; !l.CompareAndSwap(from, to); spins++ {
+		if spins > 30 {
+			runtime.Gosched()
+		}
+	}
+}
 
 // add records v as OpenCensus's DistributionData.addSample does and
 // reports whether the cell was contended.
-func (c distCell) add(bounds []float64, v float64) (contended bool) {
+func (c distCell) add(bounds []float64, v float64) addResult {
 	i := bucketIndex(bounds, v)
-	contended = c.lock()
+	r := c.lock()
+	if r == addSealed {
+		return r
+	}
 	if v < math.Float64frombits(c[dMin]) {
 		c[dMin] = math.Float64bits(v)
 	}
@@ -121,7 +154,7 @@ func (c distCell) add(bounds []float64, v float64) (contended bool) {
 		c[dM2] = math.Float64bits(math.Float64frombits(c[dM2]) + (v-old)*(v-mean))
 	}
 	c.unlock()
-	return contended
+	return r
 }
 
 // bucketIndex returns i such that bounds[i-1] <= v < bounds[i], the
@@ -206,7 +239,7 @@ func Sub(total, prefix DistStats) DistStats {
 // add is set, into buckets otherwise.
 func (c distCell) read(buckets []int64, add bool) DistStats {
 	b := c[dBuckets : dBuckets+len(buckets)]
-	c.rlock()
+	restore := c.rlock()
 	st := DistStats{
 		Count: int64(c[dCount]),
 		Mean:  math.Float64frombits(c[dMean]),
@@ -224,7 +257,7 @@ func (c distCell) read(buckets []int64, add bool) DistStats {
 			buckets[i] = int64(x)
 		}
 	}
-	c.unlock()
+	c.runlock(restore)
 	return st
 }
 
@@ -233,7 +266,11 @@ func (c distCell) read(buckets []int64, add bool) DistStats {
 // allocate. It locks each cell only while copying it.
 func (s *Series) ReadDist(buckets []int64) DistStats {
 	st := s.distCell().read(buckets, false)
-	if sp := s.stripes.Load(); sp != nil {
+	sp := s.stripes.Load()
+	if sp != nil && sp.seal != nil {
+		sp = sp.seal.orig // sealed: its cells are read sealed or, revived, live
+	}
+	if sp != nil {
 		for p := range sp.dists {
 			st = Merge(st, sp.dists[p].read(buckets, true))
 		}

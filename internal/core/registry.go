@@ -1,6 +1,7 @@
 package core
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -58,35 +59,116 @@ func RemoveView(v *View) {
 // tag keys and the tag values of series) a stable id. Tag values are
 // interned when their series is created, on the slow path, never per
 // record. Id 0 is "", the value of an absent key.
+//
+// Names are interned for good (Intern). A series' tag values are counted
+// (internValue): when a series leaves its view (freed after eviction, or
+// its view unregistered) and is no longer reachable — no TagMap cache, no
+// reader, no recorder holds it — a runtime cleanup releases its values,
+// and a value no series uses any more gives its id back for reuse. A
+// reader that holds a series may therefore trust the strings of its ids; it
+// must load the table (Interned) after the series (a reused id is written
+// before the series that uses it is published).
 var (
-	internMu  sync.Mutex
-	internIDs = map[string]uint32{"": 0}
-	internTab atomic.Pointer[[]string]
+	internMu   sync.Mutex
+	internIDs  = map[string]uint32{"": 0}
+	internRefs = []int32{pinned} // by id: series using it, or pinned
+	internFree []uint32          // released ids
+	internTab  atomic.Pointer[[]string]
 )
+
+const pinned = -1
 
 func init() {
 	t := []string{""}
 	internTab.Store(&t)
 }
 
-// Intern returns the stable id of s. Set-up cost: a mutex and a map
-// lookup; an unseen string is copied and appended.
+// Intern returns the stable id of s, which keeps it for the life of the
+// process. Set-up cost: a mutex and a map lookup; an unseen string is
+// copied and appended.
 func Intern(s string) uint32 {
 	internMu.Lock()
 	defer internMu.Unlock()
+	id := intern(s)
+	internRefs[id] = pinned
+	return id
+}
+
+// internValue returns the id of a series' tag value and counts the use
+// (see releaseValues). Called when a series is created.
+func internValue(s string) uint32 {
+	internMu.Lock()
+	defer internMu.Unlock()
+	id := intern(s)
+	if internRefs[id] != pinned {
+		internRefs[id]++
+	}
+	return id
+}
+
+// intern returns the id of s, assigning one (a released one first) if s is
+// unseen. Called under internMu.
+func intern(s string) uint32 {
 	if id, ok := internIDs[s]; ok {
 		return id
 	}
-	s = strings.Clone(s)
+	s = strings.Clone(s) // a value may be a slice of a large request buffer
+	if n := len(internFree); n > 0 {
+		// No reachable series uses id, so nobody reads its slot; the
+		// series that will is published after this write.
+		id := internFree[n-1]
+		internFree = internFree[:n-1]
+		(*internTab.Load())[id] = s
+		internIDs[s] = id
+		return id
+	}
 	t := *internTab.Load()
 	id := uint32(len(t))
 	t = append(t, s)
 	internTab.Store(&t)
+	internRefs = append(internRefs, 0)
 	internIDs[s] = id
 	return id
 }
 
-// Interned returns the table of interned strings, indexed by id. Entries
-// are never changed once written, so the returned slice may be read while
-// Intern appends. Cost: one atomic load.
+// releaseValues drops one use of each id (a series' tag values); an id
+// left unused is forgotten and its slot cleared for reuse. It runs as the
+// runtime cleanup of a series that left its view: once nothing can reach
+// the series, nothing reads these ids for it.
+func releaseValues(ids []uint32) {
+	internMu.Lock()
+	defer internMu.Unlock()
+	t := *internTab.Load()
+	for _, id := range ids {
+		if id == 0 || internRefs[id] <= 0 { // "", or pinned
+			continue
+		}
+		if internRefs[id]--; internRefs[id] == 0 {
+			delete(internIDs, t[id])
+			t[id] = ""
+			internFree = append(internFree, id)
+		}
+	}
+}
+
+// releaseOnceUnreachable arranges for s's tag values to be released when
+// s is no longer reachable. Called when s leaves its view.
+func releaseOnceUnreachable(s *Series) {
+	if ids := s.ValueIDs(); len(ids) > 0 {
+		runtime.AddCleanup(s, releaseValues, ids)
+	}
+}
+
+// InternedLive returns how many strings are interned, the released ones
+// not counted (for tests and self-observability).
+func InternedLive() int {
+	internMu.Lock()
+	defer internMu.Unlock()
+	return len(internIDs)
+}
+
+// Interned returns the table of interned strings, indexed by id. The
+// entries a caller reads are those of the series it holds, loaded before
+// the table: they do not change while it holds them. Cost: one atomic
+// load.
 func Interned() []string { return *internTab.Load() }

@@ -28,14 +28,17 @@ type Series struct {
 	// lengths, so a counter series takes 64 bytes.
 	dist     *uint64
 	vids     *uint32
-	id       uint32 // creation index within the aggregator
+	id       uint32 // index within the aggregator, reused once the series is freed
 	overflow bool   // the aggregator's overflow series: counts its records
+	gen      uint16 // generation of id: how many series held it before this one
 }
 
 // stripes are the per-P cells of a contended series: words (Count, Sum)
-// or distribution cells, each on cache lines of its own.
+// or distribution cells, each on cache lines of its own. A stripes value
+// with seal set holds no cells: it marks a sealed series (see seal).
 type stripes struct {
 	mask  int
+	seal  *sealState
 	words []atomic.Uint64 // Count, Sum: P cells, wordsPerLine apart
 	dists []distCell      // Distribution: P cells
 }
@@ -43,14 +46,21 @@ type stripes struct {
 // newSeries creates the series of vals (internal key order) with v
 // recorded. Called under a.mu.
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
-	s := &Series{agg: a, hash: h, start: time.Now().UnixNano(), id: a.nextID}
-	a.nextID++
+	s := &Series{agg: a, hash: h, start: time.Now().UnixNano()}
+	if n := len(a.freeIDs); n > 0 {
+		s.id = a.freeIDs[n-1]
+		a.freeIDs = a.freeIDs[:n-1]
+	} else {
+		s.id = a.nextID
+		a.nextID++
+		a.gens = append(a.gens, 0)
+	}
+	s.gen = a.gens[s.id]
 	if len(vals) > 0 {
 		vids := make([]uint32, len(vals))
 		for i, p := range a.order {
-			// Interned once per distinct value (Intern copies it: a value
-			// may be a slice of a large request buffer).
-			vids[i] = Intern(vals[p])
+			// Interned once per distinct value, counted per series.
+			vids[i] = internValue(vals[p])
 		}
 		s.vids = &vids[0]
 	}
@@ -71,8 +81,16 @@ func (s *Series) distCell() distCell {
 // Start returns when the series was created.
 func (s *Series) Start() time.Time { return time.Unix(0, s.start) }
 
-// ID returns the series' creation index within its aggregator (0, 1, ...).
+// ID returns the series' index within its aggregator (0, 1, ...): unique
+// among the series in the table, and reused by a new series once this one
+// is freed (see Evict). Gen tells the holders of one ID apart.
 func (s *Series) ID() uint32 { return s.id }
+
+// Gen returns how many series held ID before this one (modulo 2^16). A
+// delta reader that keeps state by ID resets it when Gen changes; it cannot
+// miss 2^16 generations, since a series is freed only once every
+// registered reader has read it sealed.
+func (s *Series) Gen() uint16 { return s.gen }
 
 // ValueIDs returns the interned ids of the tag values in key-name order (0
 // for an absent key; Interned() maps them to strings). The caller must not
@@ -84,8 +102,7 @@ func (s *Series) ValueIDs() []uint32 {
 	return unsafe.Slice(s.vids, len(s.agg.keys))
 }
 
-// NextID returns the ID the next series will get: an upper bound of the
-// IDs of the live series.
+// NextID returns an upper bound of the IDs of the live series.
 func (a *Aggregator) NextID() uint32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -93,59 +110,138 @@ func (a *Aggregator) NextID() uint32 {
 }
 
 // add records v. Cost for an uncontended series: one compare-and-swap
-// (Count, Sum), one store (LastValue), or a bound search and the cell's
-// lock and unlock (Distribution).
-func (s *Series) add(v float64) {
+// (Count, Sum, LastValue), or a bound search and the cell's lock and unlock
+// (Distribution). When s is sealed (see evict.go) the record goes to its
+// revival or its successor, which slot (a TagMap's cache, or nil) is then
+// pointed at.
+func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 	if s.overflow {
-		s.agg.overflowed.Add(1)
+		s.agg.overflowed.Add(1) // never sealed
 	}
 	if st := s.stripes.Load(); st != nil {
-		p := procID() & st.mask
-		if st.dists != nil {
-			st.dists[p].add(s.agg.bounds, v)
-			return
-		}
-		s.addTo(&st.words[p*wordsPerLine], nil, v)
+		s.addStriped(st, v, slot)
 		return
 	}
-	if s.addTo(&s.word, s.distCell(), v) {
+	switch s.addTo(&s.word, s.distCell(), v) {
+	case addContended:
 		s.inflate()
+	case addSealed:
+		s.agg.recordSealed(s, slot, v)
 	}
 }
 
-// addTo records v into one cell (w, or d for a distribution) and reports
-// whether the update found contention.
-func (s *Series) addTo(w *atomic.Uint64, d distCell, v float64) (contended bool) {
+// addStriped records v into the stripe of the current P.
+func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]) {
+	r := addSealed
+	if st.seal == nil {
+		p := procID() & st.mask
+		if st.dists != nil {
+			r = st.dists[p].add(s.agg.bounds, v)
+		} else {
+			r = s.addTo(&st.words[p*wordsPerLine], nil, v)
+		}
+	}
+	if r == addSealed {
+		s.agg.recordSealed(s, slot, v)
+	}
+}
+
+// addResult is what an update of one cell found.
+type addResult uint8
+
+const (
+	addOK        addResult = iota
+	addContended           // done, after losing a race to another recorder
+	addSealed              // not done: the cell is sealed
+)
+
+// sealedWord is the value of a sealed Count, Sum or LastValue cell: a
+// signalling NaN, which floating-point arithmetic never produces (it quiets
+// NaN operands) and which setLast canonicalises; a count cell would need
+// 2^62 records to reach it.
+const sealedWord = 0x7FF0_0000_0000_0BAD
+
+// addTo records v into one cell (w, or d for a distribution).
+func (s *Series) addTo(w *atomic.Uint64, d distCell, v float64) addResult {
 	switch s.agg.kind {
 	case KindCount:
 		return addInt(w, 1)
 	case KindSum:
 		return addFloat(w, v)
 	case KindLastValue:
-		w.Store(math.Float64bits(v))
-		return false
+		return setLast(w, v)
 	}
 	return d.add(s.agg.bounds, v)
 }
 
-func addInt(p *atomic.Uint64, d uint64) (contended bool) {
-	old := p.Load()
-	if p.CompareAndSwap(old, old+d) {
-		return false
+// addInt, addFloat and setLast try once inline and leave the loop, taken
+// on contention or a seal, to a call.
+func addInt(p *atomic.Uint64, d uint64) addResult {
+	if old := p.Load(); old != sealedWord && p.CompareAndSwap(old, old+d) {
+		return addOK
 	}
-	p.Add(d)
-	return true
+	return addIntSlow(p, d)
 }
 
-func addFloat(p *atomic.Uint64, d float64) (contended bool) {
+func addIntSlow(p *atomic.Uint64, d uint64) addResult {
 	for {
 		old := p.Load()
-		if p.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+d)) {
-			return contended
+		if old == sealedWord {
+			return addSealed
 		}
-		contended = true
+		if p.CompareAndSwap(old, old+d) {
+			return addContended
+		}
 	}
 }
+
+func addFloat(p *atomic.Uint64, d float64) addResult {
+	if old := p.Load(); old != sealedWord {
+		if n := math.Float64bits(math.Float64frombits(old) + d); n != sealedWord && p.CompareAndSwap(old, n) {
+			return addOK
+		}
+	}
+	return addFloatSlow(p, d)
+}
+
+func addFloatSlow(p *atomic.Uint64, d float64) addResult {
+	for {
+		old := p.Load()
+		if old == sealedWord {
+			return addSealed
+		}
+		n := math.Float64bits(math.Float64frombits(old) + d)
+		if n == sealedWord { // not produced by IEEE arithmetic; kept out anyway
+			n = qNaN
+		}
+		if p.CompareAndSwap(old, n) {
+			return addContended
+		}
+	}
+}
+
+// setLast stores v unless the cell is sealed. A LastValue cell never
+// stripes: a lost race is not reported as contention.
+func setLast(p *atomic.Uint64, v float64) addResult {
+	n := math.Float64bits(v)
+	if old := p.Load(); old != sealedWord && n != sealedWord && p.CompareAndSwap(old, n) {
+		return addOK
+	}
+	if n == sealedWord {
+		n = qNaN
+	}
+	for {
+		old := p.Load()
+		if old == sealedWord {
+			return addSealed
+		}
+		if p.CompareAndSwap(old, n) {
+			return addOK
+		}
+	}
+}
+
+var qNaN = math.Float64bits(math.NaN())
 
 func (s *Series) inflate() {
 	if s.stripes.Load() != nil {
@@ -165,27 +261,61 @@ func (s *Series) inflate() {
 
 // ReadCount returns a Count series' value.
 func (s *Series) ReadCount() int64 {
-	n := s.word.Load()
-	if st := s.stripes.Load(); st != nil {
-		for p := 0; p <= st.mask; p++ {
-			n += st.words[p*wordsPerLine].Load()
+	for {
+		n := s.word.Load()
+		st := s.stripes.Load()
+		if total, ok := s.sealedTotal(st); ok {
+			return int64(total)
 		}
+		ok := n != sealedWord
+		if st != nil {
+			for p := 0; ok && p <= st.mask; p++ {
+				w := st.words[p*wordsPerLine].Load()
+				ok = w != sealedWord
+				n += w
+			}
+		}
+		if ok {
+			return int64(n)
+		}
+		s.agg.waitSeal()
 	}
-	return int64(n)
 }
 
 // ReadSum returns a Sum series' value.
 func (s *Series) ReadSum() float64 {
-	f := math.Float64frombits(s.word.Load())
-	if st := s.stripes.Load(); st != nil {
-		for p := 0; p <= st.mask; p++ {
-			f += math.Float64frombits(st.words[p*wordsPerLine].Load())
+	for {
+		w := s.word.Load()
+		st := s.stripes.Load()
+		if total, ok := s.sealedTotal(st); ok {
+			return math.Float64frombits(total)
 		}
+		ok := w != sealedWord
+		f := math.Float64frombits(w)
+		if st != nil {
+			for p := 0; ok && p <= st.mask; p++ {
+				w := st.words[p*wordsPerLine].Load()
+				ok = w != sealedWord
+				f += math.Float64frombits(w)
+			}
+		}
+		if ok {
+			return f
+		}
+		s.agg.waitSeal()
 	}
-	return f
 }
 
 // ReadLast returns a LastValue series' value.
 func (s *Series) ReadLast() float64 {
-	return math.Float64frombits(s.word.Load())
+	for {
+		w := s.word.Load()
+		if total, ok := s.sealedTotal(s.stripes.Load()); ok {
+			return math.Float64frombits(total)
+		}
+		if w != sealedWord {
+			return math.Float64frombits(w)
+		}
+		s.agg.waitSeal()
+	}
 }

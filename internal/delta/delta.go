@@ -5,6 +5,7 @@
 package delta
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/zerostat/zerostat/internal/core"
@@ -29,9 +30,21 @@ type Values struct {
 // bucket counts: count, mean, m2, sum.
 const distFixed = 4
 
-// View is the delta state of one view: per series (by core.Series.ID) the
-// raw values last read.
+// A series' state starts with a meta word: the series' generation (low 16
+// bits: a new series at a reused ID starts from zero) and the number of
+// consecutive reads that found it unchanged (the bits above).
+const (
+	genMask   = 1<<16 - 1
+	idleShift = 16
+)
+
+// View is the delta state of one view: per series (by core.Series.ID) a
+// meta word and the raw values last read.
 type View struct {
+	agg    *core.Aggregator
+	mark   *core.ReaderMark // this reader's acknowledgement of seals
+	seq    uint64           // the aggregator's SealSeq when this read began
+	evict  uint64           // evict after this many unchanged reads (0: never)
 	seen   uint64
 	stride int
 	prev   []uint64
@@ -43,13 +56,51 @@ type View struct {
 // Tracker keeps the delta state of every view an exporter reads. The zero
 // value is not usable; a nil *Tracker means cumulative. Not safe for
 // concurrent use (an exporter serialises its exports).
+//
+// A tracker is a registered delta reader of each view it reads (see
+// core.ReaderMark): a series evicted by any reader is freed only once this
+// one has read its final values. Close unregisters it.
 type Tracker struct {
-	cycle uint64
-	views map[*core.Aggregator]*View
+	cycle      uint64
+	evictAfter int
+	views      map[*core.Aggregator]*View
 }
 
-// NewTracker returns a tracker for delta temporality.
-func NewTracker() *Tracker { return &Tracker{views: map[*core.Aggregator]*View{}} }
+// NewTracker returns a tracker for delta temporality. With evictAfter > 0,
+// a series that reads unchanged evictAfter times in a row is evicted (see
+// core.Series.Evict): sealed, read once more with its final values, and
+// freed once every delta reader has read it.
+func NewTracker(evictAfter int) *Tracker {
+	return &Tracker{evictAfter: max(evictAfter, 0), views: map[*core.Aggregator]*View{}}
+}
+
+// CheckEvictIdleAfter validates an exporter's EvictIdleAfter option.
+func CheckEvictIdleAfter(n int, isDelta bool) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("EvictIdleAfter %d is negative", n)
+	case n > 0 && !isDelta:
+		return fmt.Errorf("EvictIdleAfter %d needs Delta temporality: a cumulative reader must keep every series' running total", n)
+	}
+	return nil
+}
+
+// Close unregisters the tracker as a reader of the views it read (an
+// exporter that stops): series evicted from then on are freed without
+// waiting for it. It keeps its state, and registers again on its next
+// read; the final changes of series freed in between are lost to it. Safe
+// on nil.
+func (t *Tracker) Close() {
+	if t == nil {
+		return
+	}
+	for a, v := range t.views {
+		if v.mark != nil {
+			a.RemoveReader(v.mark)
+			v.mark = nil
+		}
+	}
+}
 
 // Begin starts an export cycle.
 func (t *Tracker) Begin() {
@@ -58,22 +109,39 @@ func (t *Tracker) Begin() {
 	}
 }
 
-// View returns the state of the view of a, creating it, and marks the view
-// seen in this cycle. It returns nil on a nil Tracker (cumulative).
+// View returns the state of the view of a, creating it (and registering
+// the tracker as a reader of a), and marks the view seen in this cycle.
+// Call it before reading a's series, and Done after reading them all. It
+// returns nil on a nil Tracker (cumulative).
 func (t *Tracker) View(a *core.Aggregator) *View {
 	if t == nil {
 		return nil
 	}
 	v := t.views[a]
 	if v == nil {
-		v = &View{stride: 1}
+		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2}
 		if a.Kind() == core.KindDistribution {
-			v.stride = distFixed + len(a.Bounds()) + 1
+			v.stride = 1 + distFixed + len(a.Bounds()) + 1
 		}
 		t.views[a] = v
 	}
+	if v.mark == nil { // closed
+		v.mark = a.AddReader()
+	}
 	v.seen = t.cycle
+	v.seq = a.SealSeq()
 	return v
+}
+
+// Done says every series of the view has been read since View: the seals
+// before View are acknowledged, and the series every reader has read
+// sealed are freed. Safe on nil (cumulative).
+func (v *View) Done() {
+	if v == nil {
+		return
+	}
+	v.mark.Ack(v.seq)
+	v.agg.Sweep()
 }
 
 // End forgets the views not seen in this cycle (unregistered).
@@ -83,6 +151,9 @@ func (t *Tracker) End() {
 	}
 	for a, v := range t.views {
 		if v.seen != t.cycle {
+			if v.mark != nil {
+				a.RemoveReader(v.mark)
+			}
 			delete(t.views, a)
 		}
 	}
@@ -92,44 +163,53 @@ func (t *Tracker) End() {
 // distribution) into out, through the view state st (nil: cumulative), and
 // reports whether the series has anything to say: with delta temporality,
 // a series that did not change is left out (a last value always has
-// something to say). It does not allocate once st has grown to the series'
-// ID.
+// something to say). With st, a series found unchanged st's eviction
+// threshold times in a row is evicted. It does not allocate once st has
+// grown to the series' ID, except to evict.
 func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values) bool {
 	*out = Values{FirstRead: true}
-	var prev []uint64
-	if st != nil {
-		i := int(s.ID()) * st.stride
-		if need := i + st.stride; need > len(st.prev) {
-			st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
+	if st == nil {
+		switch kind {
+		case core.KindCount:
+			out.Count = uint64(s.ReadCount())
+		case core.KindSum:
+			out.Sum = s.ReadSum()
+		case core.KindLastValue:
+			out.Last = s.ReadLast()
+		default:
+			out.Dist = s.ReadDist(buckets)
 		}
-		prev = st.prev[i : i+st.stride]
+		return true
 	}
+	i := int(s.ID()) * st.stride
+	if need := i + st.stride; need > len(st.prev) {
+		st.prev = append(st.prev, make([]uint64, need-len(st.prev))...)
+	}
+	rec := st.prev[i : i+st.stride]
+	if uint16(rec[0]) != s.Gen() { // a new series at a freed one's ID
+		clear(rec)
+		rec[0] = uint64(s.Gen())
+	}
+	prev := rec[1:]
+	var changed, say bool
 	switch kind {
 	case core.KindCount:
 		c := uint64(s.ReadCount())
-		if prev != nil {
-			c, prev[0] = c-prev[0], c
-			out.Count = c
-			return c != 0
-		}
-		out.Count = c
-		return true
+		out.Count, prev[0] = c-prev[0], c
+		changed, say = out.Count != 0, out.Count != 0
 	case core.KindSum:
 		v := s.ReadSum()
-		if prev != nil {
-			d := v - math.Float64frombits(prev[0])
-			prev[0] = math.Float64bits(v)
-			out.Sum = d
-			return d != 0
-		}
-		out.Sum = v
-		return true
+		out.Sum = v - math.Float64frombits(prev[0])
+		changed = math.Float64bits(v) != prev[0]
+		prev[0] = math.Float64bits(v)
+		say = out.Sum != 0
 	case core.KindLastValue:
 		out.Last = s.ReadLast()
-		return true
-	}
-	d := s.ReadDist(buckets)
-	if prev != nil {
+		changed = math.Float64bits(out.Last) != prev[0]
+		prev[0] = math.Float64bits(out.Last)
+		say = true
+	default:
+		d := s.ReadDist(buckets)
 		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
 			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
 		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
@@ -139,11 +219,18 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 			prev[distFixed+i] = uint64(c)
 		}
 		out.FirstRead = before.Count == 0
-		d = core.Sub(d, before)
-		if d.Count == 0 {
-			return false
-		}
+		out.Dist = core.Sub(d, before)
+		changed, say = out.Dist.Count != 0, out.Dist.Count != 0
 	}
-	out.Dist = d
-	return true
+	if st.evict > 0 {
+		idle := rec[0] >> idleShift
+		if changed {
+			idle = 0
+		} else if idle++; idle >= st.evict {
+			s.Evict()
+			idle = 0
+		}
+		rec[0] = rec[0]&genMask | idle<<idleShift
+	}
+	return say
 }

@@ -28,7 +28,7 @@ func TestCumulativeReadsAsIs(t *testing.T) {
 }
 
 func TestDeltaCountAndSum(t *testing.T) {
-	tr := NewTracker()
+	tr := NewTracker(0)
 	for _, kind := range []core.Kind{core.KindCount, core.KindSum} {
 		a, s := series(t, kind, nil, 2, 3)
 		tr.Begin()
@@ -49,7 +49,7 @@ func TestDeltaCountAndSum(t *testing.T) {
 }
 
 func TestDeltaDistribution(t *testing.T) {
-	tr := NewTracker()
+	tr := NewTracker(0)
 	a, s := series(t, core.KindDistribution, []float64{10}, 1, 20)
 	tr.Begin()
 	st := tr.View(a)
@@ -74,7 +74,7 @@ func TestDeltaDistribution(t *testing.T) {
 }
 
 func TestTrackerForgetsUnseenViews(t *testing.T) {
-	tr := NewTracker()
+	tr := NewTracker(0)
 	a1, _ := series(t, core.KindCount, nil, 1)
 	a2, _ := series(t, core.KindCount, nil, 1)
 	tr.Begin()

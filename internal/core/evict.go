@@ -1,0 +1,286 @@
+package core
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"weak"
+)
+
+// Eviction of idle series (delta temporality).
+//
+// A series is evicted in two steps, so that no record and no reader's
+// final delta is lost:
+//
+//  1. Evict seals it: every cell is marked so that a record fails to update
+//     it (Series.add returns false) and the values freeze. The series stays
+//     in the table, so every reader still reads it, now with its final
+//     values. A record that finds it sealed revives it (unseal, under mu)
+//     and goes on: a series that was not idle after all loses nothing.
+//  2. Sweep frees it once every registered delta reader has read the table
+//     after the seal (ReaderMark.Ack): it leaves the table, stops counting
+//     against the cardinality limit, and its ID is reused with the next
+//     generation. A later record of the same tags creates a new series.
+//
+// Cumulative readers (RetrieveData, Prometheus, remote write) see the series
+// until it is freed, then no more; if it is recorded again it starts over
+// from zero with a new start time, as a re-created counter does.
+
+// sealState is what a sealed series keeps: its stripes (orig, restored on
+// revival), the values of its word cells, and the seal's sequence number.
+type sealState struct {
+	seq   uint64
+	orig  *stripes
+	words []uint64    // Count, Sum, LastValue: the word, then each stripe's
+	total uint64      // the value a read returns, combined as a live read would
+	done  atomic.Bool // words and total are set
+	freed bool        // left the table (under Aggregator.mu)
+}
+
+// tomb marks a freed slot of a seriesTable: probes go on past it.
+var tomb = new(Series)
+
+// ReaderMark is a delta reader's acknowledgement of the seals it has seen:
+// Ack(seq) says the reader has read every series sealed up to seq. A series
+// is freed only when every registered mark acknowledges its seal. The
+// aggregator holds marks weakly: a reader dropped without RemoveReader does
+// not hold series forever.
+type ReaderMark struct {
+	acked atomic.Uint64
+	// A mark under 16 bytes would come from the runtime's tiny allocator,
+	// which frees a block only when all its objects are dead: a dropped
+	// mark could then outlive its reader. A line of its own also keeps
+	// readers' acknowledgements apart.
+	_ [56]byte
+}
+
+// Ack records that the reader has read the table through, having loaded
+// seq (SealSeq) before it began.
+func (m *ReaderMark) Ack(seq uint64) { m.acked.Store(seq) }
+
+// AddReader registers a delta reader, whose first Ack must come before any
+// series sealed from now on is freed. Set-up cost.
+func (a *Aggregator) AddReader() *ReaderMark {
+	m := new(ReaderMark)
+	a.mu.Lock()
+	a.marks = append(a.marks, weak.Make(m))
+	a.mu.Unlock()
+	return m
+}
+
+// RemoveReader unregisters m (the reader stopped) and frees what only it
+// held.
+func (a *Aggregator) RemoveReader(m *ReaderMark) {
+	a.mu.Lock()
+	wm := weak.Make(m)
+	a.marks = slices.DeleteFunc(a.marks, func(x weak.Pointer[ReaderMark]) bool { return x == wm })
+	a.mu.Unlock()
+	a.Sweep()
+}
+
+// SealSeq returns the sequence number of the latest seal. A reader loads it
+// before reading the table and acknowledges it after.
+func (a *Aggregator) SealSeq() uint64 { return a.sealSeq.Load() }
+
+// Evicted returns how many series have been freed.
+func (a *Aggregator) Evicted() uint64 { return a.evicted.Load() }
+
+// Sealed reports whether s is sealed (evicted and not revived).
+func (s *Series) Sealed() bool {
+	st := s.stripes.Load()
+	return st != nil && st.seal != nil
+}
+
+// Evict seals s (step 1 above), unless it is the overflow series, already
+// sealed, or its aggregator is detached. Cost: the aggregator's mutex and
+// one allocation; the recorders of other series are not disturbed.
+func (s *Series) Evict() {
+	a := s.agg
+	if s.overflow || a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.detached.Load() || s.Sealed() {
+		return
+	}
+	s.seal(a.sealSeq.Add(1))
+	a.sealed = append(a.sealed, s)
+	a.nsealed.Store(int64(len(a.sealed)))
+}
+
+// Sweep frees the sealed series every registered reader has read sealed
+// (step 2 above). Cost when nothing is sealed: one atomic load.
+func (a *Aggregator) Sweep() {
+	if a.nsealed.Load() == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.detached.Load() {
+		return
+	}
+	upTo := uint64(math.MaxUint64)
+	a.marks = slices.DeleteFunc(a.marks, func(w weak.Pointer[ReaderMark]) bool {
+		m := w.Value()
+		if m != nil {
+			upTo = min(upTo, m.acked.Load())
+		}
+		return m == nil
+	})
+	keep := a.sealed[:0]
+	for _, s := range a.sealed {
+		st := s.stripes.Load()
+		switch {
+		case st == nil || st.seal == nil || st.seal.freed: // revived, or listed twice
+		case st.seal.seq > upTo:
+			keep = append(keep, s)
+		default:
+			a.free(s, st.seal)
+		}
+	}
+	clear(a.sealed[len(keep):])
+	a.sealed = keep
+	a.nsealed.Store(int64(len(keep)))
+}
+
+// free removes sealed s from the table. Called under a.mu.
+func (a *Aggregator) free(s *Series, ss *sealState) {
+	ss.freed = true
+	t := a.table.Load()
+	for i := s.hash & t.mask; ; i = (i + 1) & t.mask {
+		if t.slots[i].Load() == s {
+			t.slots[i].Store(tomb)
+			break
+		}
+	}
+	a.tombs++
+	a.n.Add(-1)
+	a.gens[s.id]++
+	a.freeIDs = append(a.freeIDs, s.id)
+	a.evicted.Add(1)
+	releaseOnceUnreachable(s)
+}
+
+// revive unseals s if it is sealed, so that a record that found it sealed
+// can go on, and reports whether s can take records: false once s has
+// been freed or its aggregator detached. Called without a.mu.
+func (a *Aggregator) revive(s *Series) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := s.stripes.Load()
+	switch {
+	case a.detached.Load() || st != nil && st.seal != nil && st.seal.freed:
+		return false
+	case st != nil && st.seal != nil:
+		s.unseal(st.seal)
+	}
+	return true
+}
+
+// waitSeal waits for a seal in progress (a reader found a sealed cell
+// before the seal's values were set): the sealer holds mu throughout.
+func (a *Aggregator) waitSeal() {
+	a.mu.Lock()
+	a.mu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+}
+
+// seal freezes s. Called under a.mu on an unsealed series. Recorders race
+// with it: the marker is published first, so recorders that load the
+// stripes pointer from then on turn back; those that loaded it before may
+// still update a cell until that cell is sealed, and their updates are in
+// the frozen values.
+func (s *Series) seal(seq uint64) {
+	ss := &sealState{seq: seq}
+	mark := &stripes{seal: ss}
+	for !s.stripes.CompareAndSwap(nil, mark) {
+		if st := s.stripes.Load(); st != nil { // inflate only moves it from nil
+			ss.orig = st
+			s.stripes.Store(mark)
+			break
+		}
+	}
+	if s.agg.kind == KindDistribution {
+		s.distCell().swapLock(lockFree, lockSealed)
+		if ss.orig != nil {
+			for p := range ss.orig.dists {
+				ss.orig.dists[p].swapLock(lockFree, lockSealed)
+			}
+		}
+		ss.done.Store(true)
+		return
+	}
+	n := 1
+	if ss.orig != nil {
+		n += ss.orig.mask + 1
+	}
+	ss.words = make([]uint64, n)
+	for i := range ss.words {
+		w := s.wordCell(ss.orig, i)
+		for {
+			old := w.Load()
+			if w.CompareAndSwap(old, sealedWord) {
+				ss.words[i] = old
+				break
+			}
+		}
+	}
+	// The value a live read would have returned, combined in its order.
+	switch s.agg.kind {
+	case KindCount:
+		var c uint64
+		for _, w := range ss.words {
+			c += w
+		}
+		ss.total = c
+	case KindSum:
+		f := math.Float64frombits(ss.words[0])
+		for _, w := range ss.words[1:] {
+			f += math.Float64frombits(w)
+		}
+		ss.total = math.Float64bits(f)
+	default:
+		ss.total = ss.words[0]
+	}
+	ss.done.Store(true)
+}
+
+// unseal restores the cells as they were sealed and the stripes pointer.
+// Called under a.mu.
+func (s *Series) unseal(ss *sealState) {
+	if s.agg.kind == KindDistribution {
+		s.distCell().swapLock(lockSealed, lockFree)
+		if ss.orig != nil {
+			for p := range ss.orig.dists {
+				ss.orig.dists[p].swapLock(lockSealed, lockFree)
+			}
+		}
+	} else {
+		for i, v := range ss.words {
+			s.wordCell(ss.orig, i).Store(v)
+		}
+	}
+	s.stripes.Store(ss.orig)
+}
+
+// wordCell returns word cell i of s: the series' word, then each stripe's.
+func (s *Series) wordCell(st *stripes, i int) *atomic.Uint64 {
+	if i == 0 {
+		return &s.word
+	}
+	return &st.words[(i-1)*wordsPerLine]
+}
+
+// sealedTotal returns the frozen value of a sealed word series, waiting for
+// a seal in progress; ok is false when st is not a seal marker.
+func (s *Series) sealedTotal(st *stripes) (total uint64, ok bool) {
+	if st == nil || st.seal == nil {
+		return 0, false
+	}
+	for !st.seal.done.Load() {
+		s.agg.waitSeal()
+		runtime.Gosched()
+	}
+	return st.seal.total, true
+}

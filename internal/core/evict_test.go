@@ -1,0 +1,311 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// readAll returns a series' value as text, whatever its kind.
+func readAll(s *Series) string {
+	switch s.agg.kind {
+	case KindCount:
+		return fmt.Sprint(s.ReadCount())
+	case KindSum:
+		return fmt.Sprint(s.ReadSum())
+	case KindLastValue:
+		return fmt.Sprint(s.ReadLast())
+	}
+	b := make([]int64, len(s.agg.bounds)+1)
+	d := s.ReadDist(b)
+	return fmt.Sprintf("n=%d sum=%v min=%v max=%v %v", d.Count, d.Sum, d.Min, d.Max, b)
+}
+
+func TestSealFreezesAndRecordRevives(t *testing.T) {
+	for _, kind := range []Kind{KindCount, KindSum, KindLastValue, KindDistribution} {
+		for _, striped := range []bool{false, true} {
+			if kind == KindLastValue && striped {
+				continue // a last value never stripes
+			}
+			t.Run(fmt.Sprintf("kind%d/striped=%v", kind, striped), func(t *testing.T) {
+				a := NewAggregator(kind, []string{"k"}, []float64{10}, 0)
+				m := NewTagMap(tagsOf("k", "x"))
+				a.RecordMap(m, 1)
+				s := a.AppendSeries(nil)[0]
+				if striped {
+					s.inflate()
+				}
+				for _, v := range []float64{2, 30, 4} {
+					a.RecordMap(m, v)
+				}
+				before := readAll(s)
+				s.Evict()
+				if !s.Sealed() {
+					t.Fatal("not sealed after Evict")
+				}
+				if got := readAll(s); got != before {
+					t.Errorf("sealed read %q; want the values at the seal %q", got, before)
+				}
+				if r := s.addTo(&s.word, s.distCell(), 5); r != addSealed {
+					t.Errorf("a sealed cell took a record (%d)", r)
+				}
+				a.RecordMap(m, 5) // revives it through the cached series
+				if s.Sealed() || a.Len() != 1 || a.AppendSeries(nil)[0] != s {
+					t.Fatalf("not revived in place: sealed=%v len=%d", s.Sealed(), a.Len())
+				}
+				want := map[Kind]string{
+					KindCount:        "5",
+					KindSum:          "42",
+					KindLastValue:    "5",
+					KindDistribution: "n=5 sum=42 min=1 max=30 [4 1]",
+				}[kind]
+				if got := readAll(s); got != want {
+					t.Errorf("after revival %q; want %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestSealedWordNeverRecorded(t *testing.T) {
+	a := NewAggregator(KindLastValue, nil, nil, 0)
+	a.RecordTags(nil, math.Float64frombits(sealedWord))
+	s := a.AppendSeries(nil)[0]
+	if s.Sealed() || s.word.Load() == sealedWord || !math.IsNaN(s.ReadLast()) {
+		t.Errorf("recording the seal's bit pattern sealed the series (word %#x)", s.word.Load())
+	}
+	a.RecordTags(nil, 3)
+	if s.ReadLast() != 3 {
+		t.Errorf("last %v; want 3", s.ReadLast())
+	}
+}
+
+func TestFreedOnlyWhenEveryReaderAcked(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 2)
+	r1, r2 := a.AddReader(), a.AddReader()
+	m := NewTagMap(tagsOf("k", "x"))
+	a.RecordMap(m, 1)
+	s := a.AppendSeries(nil)[0]
+	s.Evict()
+	seq := a.SealSeq()
+	r1.Ack(seq)
+	a.Sweep()
+	if a.Len() != 1 || len(a.AppendSeries(nil)) != 1 || a.Evicted() != 0 {
+		t.Fatalf("freed before the second reader read it: len %d evicted %d", a.Len(), a.Evicted())
+	}
+	r2.Ack(seq)
+	a.Sweep()
+	if a.Len() != 0 || len(a.AppendSeries(nil)) != 0 || a.Evicted() != 1 {
+		t.Fatalf("not freed once both acked: len %d evicted %d", a.Len(), a.Evicted())
+	}
+	// The map still caches s; recording goes to a new series at s's ID,
+	// one generation later, starting from zero.
+	a.RecordMap(m, 1)
+	n := a.AppendSeries(nil)
+	if len(n) != 1 || n[0] == s || n[0].ID() != s.ID() || n[0].Gen() != s.Gen()+1 || n[0].ReadCount() != 1 {
+		t.Fatalf("successor %+v (of %+v)", n, s)
+	}
+	// Freeing gave back room under the cardinality limit.
+	a.RecordTags(tagsOf("k", "y"), 1)
+	if a.Len() != 2 || a.Overflow() != nil {
+		t.Errorf("len %d, overflow %v; want 2 rows, no overflow", a.Len(), a.Overflow())
+	}
+}
+
+func TestDroppedReaderDoesNotHoldSeries(t *testing.T) {
+	a := NewAggregator(KindCount, nil, nil, 0)
+	func() { _ = a.AddReader() }() // dropped without RemoveReader
+	kept := a.AddReader()
+	a.RecordTags(nil, 1)
+	a.AppendSeries(nil)[0].Evict()
+	kept.Ack(a.SealSeq())
+	for i := 0; i < 10 && a.Len() != 0; i++ {
+		runtime.GC()
+		a.Sweep()
+	}
+	if a.Len() != 0 {
+		t.Error("a collected reader still holds the sealed series")
+	}
+	a.RecordTags(nil, 1)
+	a.AppendSeries(nil)[0].Evict()
+	a.RemoveReader(kept) // the last reader leaves: nothing waits
+	if a.Len() != 0 {
+		t.Error("RemoveReader did not free what only it held")
+	}
+	runtime.KeepAlive(kept)
+}
+
+// TestChurnKeepsTableAndInternerBounded creates and frees 100,000 series of
+// distinct values, at most 10 alive at once: the table, the IDs and the
+// interned strings stay bounded by what is alive, not by what was seen.
+func TestChurnKeepsTableAndInternerBounded(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	r := a.AddReader()
+	interned0 := InternedLive()
+	for i := range 100_000 {
+		a.RecordTags(tagsOf("k", fmt.Sprintf("churn-%d", i)), 1)
+		if i%10 == 9 {
+			for _, s := range a.AppendSeries(nil) {
+				if s.ReadCount() != 1 {
+					t.Fatalf("series of %d: count %d", i, s.ReadCount())
+				}
+				s.Evict()
+			}
+			r.Ack(a.SealSeq())
+			a.Sweep()
+		}
+		if i%10_000 == 0 {
+			runtime.GC() // lets the freed series' cleanups run
+		}
+	}
+	if got := len(a.table.Load().slots); got > 64 {
+		t.Errorf("table has %d slots for at most 10 series", got)
+	}
+	if a.nextID > 20 {
+		t.Errorf("%d IDs used for at most 10 series at once", a.nextID)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for InternedLive()-interned0 > 1000 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := InternedLive() - interned0; n > 1000 {
+		t.Errorf("%d strings still interned after 100,000 freed series", n)
+	}
+	if a.Evicted() != 100_000 {
+		t.Errorf("evicted %d; want 100000", a.Evicted())
+	}
+}
+
+func TestTombstonesKeepProbing(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	r := a.AddReader()
+	for i := range 200 {
+		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1)
+	}
+	for _, s := range a.AppendSeries(nil) {
+		if valueInt(s)%2 == 0 {
+			s.Evict()
+		}
+	}
+	r.Ack(a.SealSeq())
+	a.Sweep()
+	if a.Len() != 100 {
+		t.Fatalf("len %d; want 100", a.Len())
+	}
+	// Every odd series is still found behind the tombstones: recording
+	// again adds to it rather than creating a row.
+	for i := 1; i < 200; i += 2 {
+		a.RecordTags(tagsOf("k", fmt.Sprint(i)), 1)
+	}
+	if a.Len() != 100 {
+		t.Fatalf("len %d after re-recording the kept series; want 100", a.Len())
+	}
+	for _, s := range a.AppendSeries(nil) {
+		if s.ReadCount() != 2 {
+			t.Fatalf("series %q count %d; want 2", Interned()[s.ValueIDs()[0]], s.ReadCount())
+		}
+	}
+}
+
+// valueInt returns the series' single tag value as a number.
+func valueInt(s *Series) int {
+	var n int
+	fmt.Sscan(Interned()[s.ValueIDs()[0]], &n)
+	return n
+}
+
+// TestEvictRacesRecorders seals, revives and frees series while recorders
+// write to them through cached tag maps and without: every record is in
+// exactly one read, as a delta reader would see it. Run with -race.
+func TestEvictRacesRecorders(t *testing.T) {
+	for _, kind := range []Kind{KindCount, KindSum, KindDistribution} {
+		t.Run(fmt.Sprint(kind), func(t *testing.T) {
+			a := NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+			r := a.AddReader()
+			maps := make([]*TagMap, 8)
+			for i := range maps {
+				maps[i] = NewTagMap(tagsOf("k", fmt.Sprint(i)))
+			}
+			// Recorders run until the reader has sealed 500 times (or 3 s
+			// have passed), counting what they record.
+			const G = 4
+			var stop atomic.Bool
+			recorded := make([]int, G)
+			var wg sync.WaitGroup
+			for g := range G {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; !stop.Load(); i++ {
+						m := maps[(g+i)%len(maps)]
+						if i%3 == 0 {
+							a.RecordTags(m.Tags(), 1)
+						} else {
+							a.RecordMap(m, 1)
+						}
+						recorded[g]++
+					}
+				}()
+			}
+			// The reader: per series (by pointer) the last value read; a
+			// series read sealed and then freed contributes its final value.
+			last := map[*Series]float64{}
+			read := func() {
+				seq := a.SealSeq()
+				buf := make([]int64, 2)
+				for _, s := range a.AppendSeries(nil) {
+					switch kind {
+					case KindCount:
+						last[s] = float64(s.ReadCount())
+					case KindSum:
+						last[s] = s.ReadSum()
+					default:
+						last[s] = float64(s.ReadDist(buf).Count)
+					}
+				}
+				r.Ack(seq)
+				a.Sweep()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			deadline := time.Now().Add(3 * time.Second)
+			for i := 0; ; i++ {
+				if a.SealSeq() >= 500 || time.Now().After(deadline) {
+					stop.Store(true)
+				}
+				select {
+				case <-done:
+					read()
+					read() // sealed series are read once more, then freed
+					var total, want float64
+					for _, v := range last {
+						total += v
+					}
+					for _, n := range recorded {
+						want += float64(n)
+					}
+					if total != want {
+						t.Fatalf("read %v in total; want %v (evicted %d)", total, want, a.Evicted())
+					}
+					if a.SealSeq() < 100 {
+						t.Fatalf("only %d seals raced the recorders", a.SealSeq())
+					}
+					t.Logf("%d seals, %d series freed, %d cycles", a.SealSeq(), a.Evicted(), i)
+					return
+				default:
+				}
+				read()
+				for _, s := range a.AppendSeries(nil) {
+					if i%2 == 0 {
+						s.Evict()
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package delta
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/internal/core"
+)
+
+func tagsOf(kv ...string) []core.Tag {
+	var ts []core.Tag
+	for i := 0; i < len(kv); i += 2 {
+		m := core.MutUpsert(kv[i], core.HashString(kv[i]), kv[i+1], core.TTLUnlimitedPropagation)
+		ts = m.Apply(ts)
+	}
+	return ts
+}
+
+// cycle reads every series of a through t as an exporter does and adds
+// each delta to got (by tag value); it returns how many series it read.
+func cycle(t *Tracker, a *core.Aggregator, got map[string]int64) int {
+	t.Begin()
+	st := t.View(a)
+	var v Values
+	buf := make([]int64, len(a.Bounds())+1)
+	series := a.AppendSeries(nil)
+	strs := core.Interned()
+	for _, s := range series {
+		if Read(a.Kind(), s, st, buf, &v) {
+			n := int64(v.Count)
+			if a.Kind() == core.KindDistribution {
+				n = v.Dist.Count
+			}
+			got[strs[s.ValueIDs()[0]]] += n
+		}
+	}
+	st.Done()
+	t.End()
+	return len(series)
+}
+
+func TestIdleSeriesEvictedAfterN(t *testing.T) {
+	a := core.NewAggregator(core.KindCount, []string{"k"}, nil, 0)
+	tr := NewTracker(2)
+	got := map[string]int64{}
+	a.RecordTags(tagsOf("k", "x"), 1)
+	for i, want := range []int{1, 1, 1, 0} {
+		// reads: changed, idle 1, idle 2 (sealed), sealed and final (freed)
+		if i == 0 && a.Len() != 1 {
+			t.Fatal("no series")
+		}
+		cycle(tr, a, got)
+		if a.Len() != want {
+			t.Fatalf("after read %d: %d series; want %d", i+1, a.Len(), want)
+		}
+	}
+	if got["x"] != 1 || a.Evicted() != 1 {
+		t.Fatalf("got %v, evicted %d", got, a.Evicted())
+	}
+	// A record resets the idle count; recording the tags again after
+	// eviction starts a new series, whose deltas continue the total.
+	a.RecordTags(tagsOf("k", "x"), 1)
+	cycle(tr, a, got)
+	a.RecordTags(tagsOf("k", "x"), 1)
+	cycle(tr, a, got)
+	cycle(tr, a, got)
+	if a.Len() != 1 || got["x"] != 3 {
+		t.Fatalf("len %d got %v; want the series kept and x=3", a.Len(), got)
+	}
+}
+
+func TestCheckEvictIdleAfter(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		delta bool
+		err   string
+	}{
+		{0, false, ""},
+		{3, true, ""},
+		{-1, true, "EvictIdleAfter -1 is negative"},
+		{2, false, "EvictIdleAfter 2 needs Delta temporality: a cumulative reader must keep every series' running total"},
+	} {
+		err := CheckEvictIdleAfter(tc.n, tc.delta)
+		if got := fmt.Sprint(err); (err == nil) != (tc.err == "") || err != nil && got != tc.err {
+			t.Errorf("CheckEvictIdleAfter(%d, %v) = %v; want %q", tc.n, tc.delta, err, tc.err)
+		}
+	}
+}
+
+// TestReadersExactUnderChurn runs recorders over tag values that come and
+// go while two delta readers read concurrently: one evicts what was idle
+// for one read, the other never evicts and reads less often. Every series
+// is evicted, revived, freed and its ID reused many times; each reader's
+// deltas still add up, per tag value, to exactly what was recorded. Run
+// with -race.
+func TestReadersExactUnderChurn(t *testing.T) {
+	for _, kind := range []core.Kind{core.KindCount, core.KindDistribution} {
+		t.Run(fmt.Sprint(kind), func(t *testing.T) {
+			a := core.NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+			// Both readers read once before anything is recorded: a
+			// reader that registers later does not get the final values
+			// of series freed before it came.
+			fast, slow := NewTracker(1), NewTracker(0)
+			gotFast, gotSlow := map[string]int64{}, map[string]int64{}
+			cycle(fast, a, gotFast)
+			cycle(slow, a, gotSlow)
+			const G = 2
+			var stop atomic.Bool
+			recorded := make([]map[string]int64, G)
+			var wg sync.WaitGroup
+			for g := range G {
+				recorded[g] = map[string]int64{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; !stop.Load(); i++ {
+						// A value lives for 200 records of this goroutine,
+						// then is never seen again.
+						val := fmt.Sprintf("g%d-%d", g, i/200)
+						if i%2 == 0 {
+							a.RecordTags(tagsOf("k", val), 0.5)
+						} else {
+							a.RecordMap(core.NewTagMap(tagsOf("k", val)), 0.5)
+						}
+						recorded[g][val]++
+					}
+				}()
+			}
+			var slowWG sync.WaitGroup
+			slowWG.Add(1)
+			slowDone := make(chan struct{})
+			go func() {
+				defer slowWG.Done()
+				for {
+					select {
+					case <-slowDone:
+						return
+					case <-time.After(5 * time.Millisecond):
+						cycle(slow, a, gotSlow)
+					}
+				}
+			}()
+			deadline := time.Now().Add(2 * time.Second)
+			maxLen := 0
+			for a.Evicted() < 2000 && time.Now().Before(deadline) {
+				maxLen = max(maxLen, cycle(fast, a, gotFast))
+			}
+			stop.Store(true)
+			wg.Wait()
+			close(slowDone)
+			slowWG.Wait()
+			for range 3 { // the last records, then the seals they leave
+				cycle(fast, a, gotFast)
+				cycle(slow, a, gotSlow)
+			}
+			want := map[string]int64{}
+			for _, r := range recorded {
+				maps.Copy(want, r) // values are per goroutine: no overlap
+			}
+			for name, got := range map[string]map[string]int64{"evicting reader": gotFast, "slow reader": gotSlow} {
+				for val, n := range want {
+					if got[val] != n {
+						t.Fatalf("%s: %q read %d; recorded %d", name, val, got[val], n)
+					}
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s read %d values; %d were recorded", name, len(got), len(want))
+				}
+			}
+			if a.Evicted() < 100 {
+				t.Fatalf("only %d series evicted", a.Evicted())
+			}
+			t.Logf("%d values, %d series evicted, at most %d in the table at a read", len(want), a.Evicted(), maxLen)
+		})
+	}
+}
