@@ -87,10 +87,10 @@ type encoder struct {
 	oversized int // payloads that exceeded maxBytes (a single row too large)
 }
 
-func newEncoder(maxBytes int, t wire.Temporality, resource []wire.Attribute) *encoder {
+func newEncoder(maxBytes int, t wire.Temporality, evictIdleAfter int, resource []wire.Attribute) *encoder {
 	e := &encoder{maxBytes: maxBytes, temporality: t}
 	if t == wire.Delta {
-		e.delta = delta.NewTracker()
+		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 	for _, a := range resource {
 		e.resource = append(e.resource, [2]uint32{core.Intern(a.Key), core.Intern(a.Value)})
@@ -229,6 +229,8 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	}
 	e.beginPayload()
 	e.delta.Begin()
+	e.series = e.series[:0]
+	defer func() { clear(e.series) }() // nor keep series alive after the snapshot
 	var rv delta.Values
 	for _, v := range views {
 		a := v.Agg
@@ -238,7 +240,14 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			e.buckets = make([]int64, n)
 		}
 		e.buckets = e.buckets[:len(a.Bounds())+1]
-		e.series = a.AppendSeries(e.series[:0])
+		// The series of every view stay in e.series until the snapshot
+		// is encoded: an id of the string table is trusted only while a
+		// series using it is held (see core.Interned), and a payload's
+		// strings are written when it ends.
+		base := len(e.series)
+		e.series = a.AppendSeries(e.series)
+		rows := e.series[base:]
+		e.strs = core.Interned() // after the series: holds their values
 
 		viewMark, tabMark := len(e.buf), len(e.tab.order)
 		rowsOff := e.beginView(v)
@@ -246,10 +255,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		// The rows, then the overflow row (written as the view's last
 		// element; nil when there is none or in a part that ends early).
 		rowsDone := false
-		for i := 0; i <= len(e.series); i++ {
+		for i := 0; i <= len(rows); i++ {
 			var vids []uint32
-			if i < len(e.series) {
-				s := e.series[i]
+			if i < len(rows) {
+				s := rows[i]
 				if !delta.Read(kind, s, st, e.buckets, &rv) {
 					continue
 				}
@@ -313,6 +322,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			e.appendRow(kind, vids, &rv)
 			nRows = 1
 		}
+		st.Done() // every series of the view read: acknowledge its seals
 	}
 	e.delta.End() // forget the views no longer registered
 	return emit(e.endPayload(true), true)

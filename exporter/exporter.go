@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/delta"
 	"log"
 	"os"
 	"strconv"
@@ -74,6 +75,12 @@ type Options struct {
 	// dropped and counted. Cumulative payloads are never queued: the next
 	// export carries the same totals.
 	MaxQueuedBytes int
+	// EvictIdleAfter, with Delta temporality, evicts a series that has not
+	// changed for that many exports in a row (0: never): its memory and
+	// its place under the view's cardinality limit are given back once
+	// every delta exporter has sent its final values. Recording its tags
+	// again creates it anew. See docs/reliability.md.
+	EvictIdleAfter int
 	// Resource describes the process. Empty fields get defaults: the
 	// service name "unknown_service", the host name, the process id.
 	Resource Resource
@@ -226,6 +233,9 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("exporter: Timeout %v is negative", opts.Timeout)
 	}
+	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, opts.Temporality == Delta); err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
+	}
 	if opts.RetryBackoff < 0 || opts.RetryMaxBackoff < 0 {
 		return nil, fmt.Errorf("exporter: RetryBackoff %v and RetryMaxBackoff %v must not be negative", opts.RetryBackoff, opts.RetryMaxBackoff)
 	}
@@ -262,7 +272,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	}
 	e.opts = opts
 	e.self = selfstats.NewSink(opts.Name)
-	e.enc = newEncoder(opts.MaxPayloadBytes, opts.Temporality, opts.Resource.attributes())
+	e.enc = newEncoder(opts.MaxPayloadBytes, opts.Temporality, opts.EvictIdleAfter, opts.Resource.attributes())
 	return e, nil
 }
 
@@ -278,6 +288,9 @@ func (e *Exporter) Stop(ctx context.Context) error {
 		return err
 	}
 	err := e.Export(ctx)
+	e.mu.Lock()
+	e.enc.delta.Close() // no longer a reader evicted series wait for
+	e.mu.Unlock()
 	if s := e.Stats(); s.Queued > 0 {
 		return fmt.Errorf("exporter: stopped with %d payloads (%d bytes) unsent: %w", s.Queued, s.QueuedBytes, err)
 	}

@@ -547,7 +547,7 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		enc := newEncoder(tc.max, tc.t, Resource{ServiceName: "s"}.attributes())
+		enc := newEncoder(tc.max, tc.t, 0, Resource{ServiceName: "s"}.attributes())
 		var n int
 		emit := func(p []byte, last bool) error { n += len(p); return nil }
 		now := time.Now()

@@ -125,7 +125,7 @@ func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJS
 	e, _ := h.encoders.Get().(*encoder)
 	if e == nil {
 		// No size cap: a snapshot is one payload.
-		e = newEncoder(math.MaxInt, Cumulative, h.resource)
+		e = newEncoder(math.MaxInt, Cumulative, 0, h.resource)
 		e.allViews = true // registered views with no rows yet too
 	}
 	defer h.encoders.Put(e)

@@ -115,7 +115,7 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	r = r.WithDefaults()
 	e := &Encoder{temporality: t}
 	if t == Delta {
-		e.delta = delta.NewTracker()
+		e.delta = delta.NewTracker(0)
 	}
 
 	var attrs []byte
@@ -263,13 +263,15 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		}
 	}
 	e.series = a.AppendSeries(e.series[:0])
+	e.strs = core.Interned() // after the series: holds their values
 	overflow := a.Overflow()
 	if overflow != nil {
 		e.series = append(e.series, overflow)
 	}
 	e.points = e.points[:0]
 	e.counts = e.counts[:0]
-	data := 0 // the Gauge, Sum or Histogram message
+	data := 0       // the Gauge, Sum or Histogram message
+	defer st.Done() // every series of the view read: acknowledge its seals
 	for _, s := range e.series {
 		p := point{s: s, overflow: s == overflow}
 		if !e.read(kind, s, st, &p) {

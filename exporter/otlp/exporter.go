@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/delta"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -79,6 +80,10 @@ type Options struct {
 	// Stats.Dropped. Cumulative requests are never queued: the next export
 	// carries the same totals.
 	MaxQueuedBytes int
+	// EvictIdleAfter, with Delta temporality, evicts a series that has not
+	// changed for that many exports in a row (0: never), as
+	// exporter.Options.EvictIdleAfter does.
+	EvictIdleAfter int
 	// Compression of requests (Gzip sends Content-Encoding: gzip), and the
 	// gzip level (gzip.BestSpeed to gzip.BestCompression; 0 means
 	// gzip.BestSpeed).
@@ -255,6 +260,12 @@ func New(opts Options) (*Exporter, error) {
 	if e.enc, err = NewEncoder(opts.Temporality, opts.Resource); err != nil {
 		return nil, err
 	}
+	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, opts.Temporality == Delta); err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	if opts.EvictIdleAfter > 0 {
+		e.enc.delta = delta.NewTracker(opts.EvictIdleAfter)
+	}
 	e.opts = opts
 	e.self = selfstats.NewSink("otlp")
 	return e, nil
@@ -274,7 +285,11 @@ func (e *Exporter) Stop(ctx context.Context) error {
 	if err := e.runner.Stop(ctx); err != nil {
 		return err
 	}
-	return e.Export(ctx)
+	err := e.Export(ctx)
+	e.mu.Lock()
+	e.enc.delta.Close() // no longer a reader evicted series wait for
+	e.mu.Unlock()
+	return err
 }
 
 // Export snapshots the registered views now and sends them in one request,
