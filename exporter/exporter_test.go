@@ -530,6 +530,8 @@ func TestOptionErrors(t *testing.T) {
 		{sink, Options{Timeout: -time.Second}, "Timeout"},
 		{sink, Options{Compression: Gzip, GzipLevel: 42}, "GzipLevel 42"},
 		{sink, Options{Compression: 9}, "Compression"},
+		{sink, Options{EvictIdleAfter: 2}, "EvictIdleAfter 2 needs Delta"},
+		{sink, Options{Temporality: Delta, EvictIdleAfter: -2}, "EvictIdleAfter -2 is negative"},
 	} {
 		if _, err := New(tc.sink, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: got %v; want an error mentioning %q", tc.o, err, tc.want)

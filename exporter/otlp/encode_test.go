@@ -3,6 +3,8 @@ package otlp
 import (
 	"context"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/delta"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -195,6 +197,51 @@ func TestEncodeDelta(t *testing.T) {
 	}
 	if l := f.metric(t, d, "last"); l.points[""].asDouble != 10 {
 		t.Errorf("last value %+v; a gauge is always sent", l.points[""])
+	}
+}
+
+// TestEncodeDeltaEvicts records routes that come and go, encoding in
+// delta with eviction after one idle export: every route's deltas add up
+// to what was recorded, a distribution's first interval after revival is
+// not mistaken for a new series, and no series is left once all are idle.
+func TestEncodeDeltaEvicts(t *testing.T) {
+	f := newFixture(t)
+	enc, _ := NewEncoder(Delta, exporter.Resource{})
+	enc.delta = delta.NewTracker(1)
+	got := map[string]int64{}
+	want := map[string]int64{}
+	encode := func() {
+		d := decodeRequest(t, enc.Encode(time.Now()))
+		if m := d.metrics[f.prefix+"count"]; m != nil {
+			for name, p := range m.points {
+				got[name] += p.asInt
+			}
+		}
+	}
+	for batch := range 20 {
+		for i := range 10 {
+			route := fmt.Sprintf("/r%d", batch*10+i)
+			for range 1 + i {
+				f.record(t, route, "200", 2, 10)
+			}
+			want["route="+route+",status=200"] += int64(1 + i)
+		}
+		if batch%5 == 4 { // an old route comes back after it was evicted
+			f.record(t, "/r0", "200", 2, 10)
+			want["route=/r0,status=200"]++
+		}
+		encode()
+	}
+	for range 3 {
+		encode()
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("deltas per route %v; want %v", got, want)
+	}
+	for _, v := range f.views[:3] {
+		if rows, _ := view.RetrieveData(v.Name); len(rows) != 0 {
+			t.Errorf("%s: %d rows left once every series was idle", v.Name, len(rows))
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -539,4 +540,47 @@ func TestDeltaQueueRecoversExactly(t *testing.T) {
 	if delivered != uint64(recorded) {
 		t.Errorf("delivered deltas add up to %d; recorded %d", delivered, recorded)
 	}
+}
+
+// TestExporterEvictIdleAfter: the option reaches the encoder, and Stop
+// unregisters the exporter as a reader the other delta readers' evictions
+// would wait for.
+func TestExporterEvictIdleAfter(t *testing.T) {
+	f := newFixture(t)
+	srv := newServer(t, nil)
+	e, err := New(Options{Endpoint: srv.URL, Temporality: Delta, EvictIdleAfter: 1, Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.record(t, "/a", "200", 2, 10)
+	for range 3 { // reads /a, finds it idle and seals it, reads it sealed and frees it
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, _ := view.RetrieveData(f.prefix + "count"); len(rows) != 0 {
+		t.Errorf("%d rows left after /a was idle for an export", len(rows))
+	}
+	// A second delta exporter that has stopped no longer holds the
+	// series others seal (while it lives: it is kept alive below).
+	other, err := New(Options{Endpoint: srv.URL, Temporality: Delta, Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.record(t, "/b", "200", 2, 10)
+	for range 3 {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows, _ := view.RetrieveData(f.prefix + "count"); len(rows) != 0 {
+		t.Errorf("%d rows left: a stopped exporter still holds what another sealed", len(rows))
+	}
+	runtime.KeepAlive(other)
 }

@@ -108,6 +108,16 @@ func TestBadInputEverywhere(t *testing.T) {
 			_, err := exporter.New(sink, exporter.Options{Compression: exporter.Gzip, GzipLevel: 10})
 			return err
 		}, `exporter: GzipLevel 10: gzip: invalid compression level: 10`},
+		{"exporter eviction with cumulative", func() error {
+			_, err := exporter.New(sink, exporter.Options{EvictIdleAfter: 3})
+			return err
+		}, `exporter: EvictIdleAfter 3 needs Delta temporality: a cumulative reader must keep every series' running total`},
+		{"exporter negative eviction", func() error {
+			_, err := exporter.New(sink, exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: -1})
+			return err
+		}, `exporter: EvictIdleAfter -1 is negative`},
+		{"otlp eviction with cumulative", func() error { _, err := otlp.New(otlp.Options{EvictIdleAfter: 1}); return err },
+			`otlp: EvictIdleAfter 1 needs Delta temporality: a cumulative reader must keep every series' running total`},
 		{"otlp bad endpoint", func() error { _, err := otlp.New(otlp.Options{Endpoint: "::nope"}); return err },
 			`otlp: Endpoint: parse "::nope": missing protocol scheme`},
 		// wire
