@@ -315,7 +315,7 @@ func (e *Exporter) Export(ctx context.Context) error {
 	defer func() {
 		e.self.Export(e.lastCycleErr, time.Since(began), int(e.retries.Load()-retries0), int(e.dropped.Load()-dropped0))
 	}()
-	selfstats.RecordViews() // zerostat/live_series and overflowed_recordings, in this snapshot
+	selfstats.RecordViews() // zerostat/live_series, overflowed_recordings and evicted_series, in this snapshot
 	err := e.flushQueue(ctx)
 	now := time.Now()
 	start := e.lastEnd

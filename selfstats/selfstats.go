@@ -17,6 +17,9 @@
 //   - zerostat/live_series: live rows per view (last value).
 //   - zerostat/overflowed_recordings: recordings aggregated into a view's
 //     overflow row since it was registered (last value of the count).
+//   - zerostat/evicted_series: series of a view freed after being idle
+//     (exporter.Options.EvictIdleAfter) since it was registered (last
+//     value of the count).
 //
 // All functions are safe for concurrent use.
 package selfstats
@@ -48,6 +51,7 @@ var (
 	Retries        = stats.Int64("zerostat/retries", "Send attempts beyond the first", stats.UnitDimensionless)
 	LiveSeries     = stats.Int64("zerostat/live_series", "Live rows per view", stats.UnitDimensionless)
 	Overflowed     = stats.Int64("zerostat/overflowed_recordings", "Recordings aggregated into a view's overflow row", stats.UnitDimensionless)
+	Evicted        = stats.Int64("zerostat/evicted_series", "Series freed after being idle", stats.UnitDimensionless)
 )
 
 var views = []*view.View{
@@ -60,6 +64,7 @@ var views = []*view.View{
 	{Name: "zerostat/retries", Measure: Retries, Aggregation: view.Sum(), TagKeys: []tag.Key{KeySink}},
 	{Name: "zerostat/live_series", Measure: LiveSeries, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 	{Name: "zerostat/overflowed_recordings", Measure: Overflowed, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
+	{Name: "zerostat/evicted_series", Measure: Evicted, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 }
 
 // Views returns the self-observability views.
@@ -109,8 +114,8 @@ var (
 	viewCtxs = map[*core.View]context.Context{}
 )
 
-// RecordViews records, for every registered view, its live rows and its
-// overflowed recordings. Exporters call it before each snapshot.
+// RecordViews records, for every registered view, its live rows, its
+// overflowed recordings and its evicted series. Exporters call it before each snapshot.
 func RecordViews() {
 	vs := core.Views()
 	viewMu.Lock()
@@ -127,7 +132,8 @@ func RecordViews() {
 			viewCtxs[v] = ctx
 		}
 		seen++
-		stats.Record(ctx, LiveSeries.M(int64(v.Agg.Len())), Overflowed.M(int64(v.Agg.Overflowed())))
+		stats.Record(ctx, LiveSeries.M(int64(v.Agg.Len())), Overflowed.M(int64(v.Agg.Overflowed())),
+			Evicted.M(int64(v.Agg.Evicted())))
 	}
 	if len(viewCtxs) > seen { // forget unregistered views
 		live := make(map[*core.View]bool, len(vs))

@@ -143,3 +143,53 @@ func TestEverySinkReports(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictedSeriesReported: a delta exporter that evicts idle series
+// reports how many per view in zerostat/evicted_series, and live_series
+// drops back once they are freed.
+func TestEvictedSeriesReported(t *testing.T) {
+	if err := selfstats.Register(); err != nil {
+		t.Fatal(err)
+	}
+	defer selfstats.Unregister()
+	k := tag.MustNewKey("k")
+	m := stats.Int64("self/evict", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	for i := range 3 {
+		ctx, _ := tag.New(context.Background(), tag.Upsert(k, fmt.Sprint(i)))
+		stats.Record(ctx, m.M(1))
+	}
+	latest := map[string]float64{} // view name/row -> last value seen
+	sink := exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		pl, err := wire.Decode(p.Data)
+		if err != nil {
+			return err
+		}
+		for _, pv := range pl.Views {
+			for _, r := range pv.Rows {
+				if len(r.Values) == 1 && r.Values[0] == v.Name {
+					latest[pv.Name] = r.Value
+				}
+			}
+		}
+		return nil
+	})
+	e, err := exporter.New(sink, exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reads the rows, finds them idle and seals them, reads them sealed and
+	// frees them; the fourth export reports what the third freed.
+	for range 4 {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if latest["zerostat/evicted_series"] != 3 || latest["zerostat/live_series"] != 0 {
+		t.Errorf("evicted_series %v, live_series %v for %s; want 3 and 0", latest["zerostat/evicted_series"], latest["zerostat/live_series"], v.Name)
+	}
+}
