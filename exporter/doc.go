@@ -31,5 +31,13 @@
 // payloads), gzip compression and its level, and a timeout per send. Stop
 // exports a final snapshot, so nothing recorded before it is left unsent.
 //
+// With delta temporality, EvictIdleAfter frees the series that stopped
+// changing (tag values that come and go: pods, users, jobs), so memory
+// follows the live tag combinations rather than every one ever seen. A
+// series found unchanged that many exports in a row is sealed, read once
+// more by every delta exporter with its final values, then freed; a record
+// arriving meanwhile revives it. docs/reliability.md has the details and
+// what cumulative readers see.
+//
 // An Exporter is safe for concurrent use; exports are serialised.
 package exporter
