@@ -46,3 +46,51 @@ func Example() {
 	}
 	// Output: example/bytes_sent By [route] [/users] 1536
 }
+
+// With delta temporality, EvictIdleAfter frees the series of tag values
+// that stopped being recorded: here jobs that ran once. Each export prints
+// the rows it carried and how many rows the view still holds.
+func ExampleOptions_evictIdleAfter() {
+	job := tag.MustNewKey("job")
+	runs := stats.Int64("example/job_runs", "Job runs", stats.UnitDimensionless)
+	v := &view.View{Measure: runs, Aggregation: view.Count(), TagKeys: []tag.Key{job}}
+	if err := view.Register(v); err != nil {
+		panic(err)
+	}
+	defer view.Unregister(v)
+	sink := exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		pl, err := wire.Decode(p.Data)
+		if err != nil {
+			return err
+		}
+		for _, pv := range pl.Views {
+			if pv.Name == v.Name {
+				for _, r := range pv.Rows {
+					fmt.Print(r.Values[0], "+", r.Count, " ")
+				}
+			}
+		}
+		return nil
+	})
+	e, err := exporter.New(sink, exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1})
+	if err != nil {
+		panic(err)
+	}
+	for i := range 5 {
+		if i < 2 { // two jobs run in the first two intervals, then none
+			ctx, _ := tag.New(context.Background(), tag.Upsert(job, fmt.Sprint("job-", i)))
+			stats.Record(ctx, runs.M(1))
+		}
+		if err := e.Export(context.Background()); err != nil {
+			panic(err)
+		}
+		rows, _ := view.RetrieveData(v.Name)
+		fmt.Println("| held:", len(rows))
+	}
+	// Output:
+	// job-0+1 | held: 1
+	// job-1+1 | held: 2
+	// | held: 1
+	// | held: 0
+	// | held: 0
+}
