@@ -56,8 +56,8 @@ bench-module:
 	cd benchmarks && $(GO) test -count=1 ./...
 
 # The benchmarks the gate reads: the record scenarios of zerostat, the
-# floor and OpenCensus (-count=6 for the statistics), and one export for
-# its allocation budget.
+# floor and OpenCensus (-count=6 for the statistics), one export for its
+# allocation budget, and records while an exporter faces each fault.
 GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
 
 GATE_CHECK = cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
@@ -75,6 +75,7 @@ gate-measure:
 	@mkdir -p benchmarks/out
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
 
 ## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
 ## then docs/performance.md and docs/performance.svg from the results.

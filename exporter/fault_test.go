@@ -29,7 +29,7 @@ type flakyBackend struct {
 	attempts atomic.Int64
 }
 
-func newFlakyBackend(t *testing.T) *flakyBackend {
+func newFlakyBackend(t testing.TB) *flakyBackend {
 	b := &flakyBackend{}
 	b.mode.Store("ok")
 	h := &receiver.Handler{OnPayload: func(p *wire.Payload) {

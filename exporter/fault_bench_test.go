@@ -1,0 +1,72 @@
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+// BenchmarkRecordUnderFault measures a record (a count with two tags,
+// through a cached tag map) while an exporter runs every 10 ms, in delta,
+// against a backend in each fault mode: healthy, down, answering 500, 429
+// with Retry-After, slower than the timeout, resetting the connection
+// mid-body. Timing is not asserted in a test (the VM is noisy); compare
+// the modes with benchstat (docs/reliability.md has a run).
+func BenchmarkRecordUnderFault(b *testing.B) {
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	downURL := "http://" + closed.Addr().String() + "/"
+	closed.Close()
+	k2 := tag.MustNewKey("method")
+	for _, fault := range []string{"none", "down", "500", "429", "slow", "reset"} {
+		b.Run("fault="+fault, func(b *testing.B) {
+			backend := newFlakyBackend(b)
+			name := fmt.Sprintf("faultbench/%d", faultSeq.Add(1))
+			m := stats.Int64(name, "", "")
+			v := &view.View{Name: name, Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute, k2}}
+			if err := view.Register(v); err != nil {
+				b.Fatal(err)
+			}
+			defer view.Unregister(v)
+			// 1,000 other series, so that each export has work to do.
+			for i := range 1000 {
+				ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, fmt.Sprint("/bg", i)), tag.Upsert(k2, "GET"))
+				stats.Record(ctx, m.M(1))
+			}
+			sink := &HTTPSink{URL: backend.srv.URL + "/"}
+			switch fault {
+			case "down":
+				sink.URL = downURL
+			case "none":
+			default:
+				backend.mode.Store(fault)
+			}
+			e, err := New(sink, Options{Interval: 10 * time.Millisecond, Temporality: Delta, Timeout: 20 * time.Millisecond,
+				RetryBackoff: time.Millisecond, RetryMaxBackoff: 5 * time.Millisecond, Logf: func(string, ...any) {}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.Start()
+			ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, "/users"), tag.Upsert(k2, "GET"))
+			time.Sleep(30 * time.Millisecond) // a few exports in
+			b.ReportAllocs()
+			for b.Loop() {
+				stats.Record(ctx, m.M(1))
+			}
+			b.StopTimer()
+			stopCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_ = e.Stop(stopCtx)
+			s := e.Stats()
+			if fault != "none" && s.Failures == 0 || fault == "none" && s.Failures != 0 {
+				b.Fatalf("fault %s: %+v", fault, s)
+			}
+			b.ReportMetric(float64(s.Exports), "exports")
+		})
+	}
+}
