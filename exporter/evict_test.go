@@ -44,7 +44,7 @@ func TestEvictIdleSeriesBoundsMemory(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		nrows = map[string]int{}
-		check = map[string]int{}
+		check = map[string]int64{}
 	)
 	sink := FuncSink(func(_ context.Context, p Payload) error {
 		pl, err := wire.Decode(p.Data)
@@ -68,7 +68,7 @@ func TestEvictIdleSeriesBoundsMemory(t *testing.T) {
 					t.Fatalf("%s: value %d: count %d sum %v; want %d and %v", v.Name, i, r.Count, r.Sum, want.Count, want.Sum)
 				}
 				nrows[v.Name]++
-				check[v.Name] += i
+				check[v.Name] += int64(i)
 			}
 		}
 		return nil
@@ -103,7 +103,7 @@ func TestEvictIdleSeriesBoundsMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := n * (n - 1) / 2
+	want := int64(n) * int64(n-1) / 2
 	for _, name := range []string{cv.Name, dv.Name} {
 		if nrows[name] != n || check[name] != want {
 			t.Errorf("%s: %d rows with values summing to %d; want %d rows summing to %d", name, nrows[name], check[name], n, want)
