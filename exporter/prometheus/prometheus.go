@@ -117,14 +117,15 @@ type Handler struct {
 var _ http.Handler = (*Handler)(nil)
 
 // family is what the handler keeps per view: its names, rendered once,
-// and its series sorted by tag values (re-sorted only when series were
-// added: an aggregator's series are never removed while it is
-// registered).
+// and its series sorted by tag values (re-sorted only when series entered
+// or left the view: changes is the aggregator's Changes() at the last
+// sort).
 type family struct {
-	fam    *promname.Family
-	kind   core.Kind
-	seen   uint64
-	series []*core.Series
+	fam     *promname.Family
+	kind    core.Kind
+	seen    uint64
+	changes uint64
+	series  []*core.Series
 
 	headText, headOM []byte   // "# HELP", "# TYPE" (and "# UNIT") lines
 	sampleName       string   // a counter's or gauge's sample, or "<name>_bucket"
@@ -229,9 +230,11 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 			h.fams[v] = fam
 		}
 		fam.seen = h.gen
+		changes := v.Agg.Changes() // before AppendSeries (see Changes)
 		h.scratch = v.Agg.AppendSeries(h.scratch[:0])
 		strs := core.Interned() // after AppendSeries: holds their values
-		if len(h.scratch) != len(fam.series) {
+		if changes != fam.changes || len(h.scratch) != len(fam.series) {
+			fam.changes = changes
 			fam.series = append(fam.series[:0], h.scratch...)
 			h.sorter = seriesSorter{s: fam.series, strs: strs}
 			sort.Sort(&h.sorter)

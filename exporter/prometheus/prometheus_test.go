@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -391,5 +393,42 @@ P_dist_bytes_count{otel_metric_overflow="true",zone="z"} 3
 `, "P_", p+"_")
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestScrapeAfterEviction: a series freed after being idle (delta
+// exporters' EvictIdleAfter) leaves the exposition, and one created in its
+// place appears, although the number of series did not change.
+func TestScrapeAfterEviction(t *testing.T) {
+	fixtureSeq++
+	p := fmt.Sprintf("evict%d", fixtureSeq)
+	m := stats.Int64(p+"/m", "", "1")
+	v := &view.View{Name: p + "/c", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+	register(t, v)
+	var agg *core.Aggregator
+	for _, cv := range core.Views() {
+		if cv.Name == v.Name {
+			agg = cv.Agg
+		}
+	}
+	h := NewHandler(Options{})
+	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/old")), m.M(1))
+	if got := linesWith(h.AppendFormat(nil, FormatText), p+"_c_total{"); got != p+"_c_total{route=\"/old\"} 1\n" {
+		t.Fatalf("before eviction:\n%s", got)
+	}
+	tr := delta.NewTracker(1) // a delta reader evicting after one idle read
+	var dv delta.Values
+	for range 3 { // reads /old, seals it, reads it sealed and frees it
+		tr.Begin()
+		st := tr.View(agg)
+		for _, s := range agg.AppendSeries(nil) {
+			delta.Read(agg.Kind(), s, st, nil, &dv)
+		}
+		st.Done()
+		tr.End()
+	}
+	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/new")), m.M(1))
+	if got := linesWith(h.AppendFormat(nil, FormatText), p+"_c_total{"); got != p+"_c_total{route=\"/new\"} 1\n" {
+		t.Errorf("after /old was freed and /new created:\n%s", got)
 	}
 }

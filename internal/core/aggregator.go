@@ -67,6 +67,9 @@ type Aggregator struct {
 	sealSeq atomic.Uint64
 	marks   []weak.Pointer[ReaderMark]
 	evicted atomic.Uint64
+	// changes counts inserts and frees: a reader that caches the set of
+	// series (sorted, say) knows it is current while changes is unchanged.
+	changes atomic.Uint64
 
 	// Cardinality limit: once the table holds limit series, records of new
 	// tag combinations go to the overflow series (not in the table), and
@@ -138,6 +141,11 @@ func (a *Aggregator) Limit() int {
 	return int(a.limit)
 }
 
+// Changes returns a number that changes whenever a series enters or leaves
+// the table. Load it before AppendSeries: if it is the same next time, so
+// is the set of series. Cost: one atomic load.
+func (a *Aggregator) Changes() uint64 { return a.changes.Load() }
+
 // Overflow returns the series that aggregates the records of tag
 // combinations beyond the limit, or nil when there were none.
 func (a *Aggregator) Overflow() *Series { return a.overflow.Load() }
@@ -158,6 +166,7 @@ func (a *Aggregator) Detach() {
 		releaseOnceUnreachable(s)
 	}
 	a.detached.Store(true)
+	a.changes.Add(1)
 	a.table.Store(newTable(1))
 	a.noTags.Store(nil)
 	a.overflow.Store(nil)
@@ -290,6 +299,7 @@ func (a *Aggregator) create(h uint64, vals []string, v float64) (*Series, bool) 
 		a.tombs--
 	}
 	a.n.Add(1)
+	a.changes.Add(1)
 	a.mu.Unlock()
 	return s, true
 }

@@ -157,6 +157,7 @@ func (a *Aggregator) free(s *Series, ss *sealState) {
 	}
 	a.tombs++
 	a.n.Add(-1)
+	a.changes.Add(1)
 	a.gens[s.id]++
 	a.freeIDs = append(a.freeIDs, s.id)
 	a.evicted.Add(1)
