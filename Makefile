@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./exporter/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./exporter/receiver
 	$(GO) test -run '^$$' -fuzz '^FuzzSnapshotRoundTrip$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./exporter
+	$(GO) test -run '^$$' -fuzz '^FuzzDeltaEvictTotals$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./exporter
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./internal/snappy
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./internal/snappy
 	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) $(FUZZMIN) ./internal/accept

@@ -101,3 +101,96 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 }
 
 var fuzzSeq int
+
+// FuzzDeltaEvictTotals records random tag combinations into views with
+// small cardinality limits, exporting in delta with EvictIdleAfter at
+// random points, so that series are evicted, revived, freed and
+// re-created, and the overflow row fills and empties, in the fuzzer's
+// order. The counts received, rows and overflow rows together, equal the
+// records made, and once everything has been idle only overflow rows are
+// left.
+func FuzzDeltaEvictTotals(f *testing.F) {
+	f.Add([]byte("seed: a few views, values and exports"), uint8(1))
+	f.Add([]byte{2, 1, 2, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, evictAfter uint8) {
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		nViews := int(next()%3) + 1
+		var vs []*view.View
+		var ms []*stats.Int64Measure
+		for i := range nViews {
+			fuzzSeq++
+			name := fmt.Sprintf("fuzzevict/%d/%d", fuzzSeq, i)
+			m := stats.Int64(name, "", "")
+			agg := []*view.Aggregation{view.Count(), view.Distribution(1, 10)}[next()%2]
+			vs = append(vs, &view.View{Name: name, Measure: m, Aggregation: agg, TagKeys: fuzzKeys[:next()%3+1], CardinalityLimit: int(next()%4) + 1})
+			ms = append(ms, m)
+		}
+		if err := view.Register(vs...); err != nil {
+			t.Fatal(err)
+		}
+		defer view.Unregister(vs...)
+		received := map[string]uint64{}
+		e, err := New(FuncSink(func(_ context.Context, p Payload) error {
+			pl, err := wire.Decode(p.Data)
+			if err != nil {
+				return fmt.Errorf("payload does not decode: %w", err)
+			}
+			for _, pv := range pl.Views {
+				for _, r := range pv.Rows {
+					received[pv.Name] += r.Count
+				}
+				if pv.Overflow != nil {
+					received[pv.Name] += pv.Overflow.Count
+				}
+			}
+			return nil
+		}), Options{Temporality: Delta, EvictIdleAfter: int(evictAfter%3) + 1, Logf: func(string, ...any) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := map[string]uint64{}
+		export := func() {
+			if err := e.Export(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for len(data) >= 3 {
+			op := next()
+			if op%4 == 0 {
+				export()
+				continue
+			}
+			i := int(op) % nViews
+			var muts []tag.Mutator
+			for _, k := range fuzzKeys {
+				muts = append(muts, tag.Upsert(k, string(rune('a'+next()%4))))
+			}
+			if err := stats.RecordWithTags(context.Background(), muts, ms[i].M(int64(op))); err != nil {
+				t.Fatal(err)
+			}
+			recorded[vs[i].Name]++
+		}
+		for range int(evictAfter%3) + 3 { // everything goes idle, is sealed, read and freed
+			export()
+		}
+		for _, v := range vs {
+			if received[v.Name] != recorded[v.Name] {
+				t.Fatalf("%s: received %d records; %d were recorded", v.Name, received[v.Name], recorded[v.Name])
+			}
+			rows, err := view.RetrieveData(v.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) > 1 || len(rows) == 1 && rows[0].Tags[len(rows[0].Tags)-1].Key != view.OverflowKey {
+				t.Fatalf("%s: %d rows left after everything was idle: %v", v.Name, len(rows), rows)
+			}
+		}
+	})
+}
