@@ -192,7 +192,11 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	if s == nil {
 		return
 	}
-	slot.Store(s)
+	if !s.overflow {
+		// The overflow series is not cached: once eviction makes room,
+		// these tags get a row of their own.
+		slot.Store(s)
+	}
 	if !recorded {
 		s.add(v, slot)
 	}
@@ -231,7 +235,7 @@ func (a *Aggregator) recordSealed(s *Series, slot *atomic.Pointer[Series], v flo
 		if s, recorded = a.obtainValues(s.hash, vals, v); s == nil {
 			return // detached
 		}
-		if slot != nil {
+		if slot != nil && !s.overflow {
 			slot.Store(s)
 		}
 		if recorded {
@@ -425,12 +429,28 @@ func (a *Aggregator) sameValues(s *Series, vals []string) bool {
 
 // AppendSeries appends the series of the table (sealed ones included: a
 // sealed series is read until it is freed), in table order, to dst.
+//
+// A series freed during the pass is left out: its successor (same tags)
+// may have taken a slot the pass reaches later, and a snapshot must not
+// carry both. Leaving it out loses nothing: it was freed because every
+// registered delta reader had read its final values.
 func (a *Aggregator) AppendSeries(dst []*Series) []*Series {
+	base := len(dst)
 	t := a.table.Load()
 	for i := range t.slots {
 		if s := t.slots[i].Load(); s != nil && s != tomb {
 			dst = append(dst, s)
 		}
 	}
-	return dst
+	if a.nsealed.Load() == 0 && a.evicted.Load() == 0 {
+		return dst // never evicted: nothing was freed
+	}
+	out := dst[:base]
+	for _, s := range dst[base:] {
+		if !s.freed() {
+			out = append(out, s)
+		}
+	}
+	clear(dst[len(out):])
+	return out
 }

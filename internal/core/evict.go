@@ -35,7 +35,7 @@ type sealState struct {
 	words []uint64    // Count, Sum, LastValue: the word, then each stripe's
 	total uint64      // the value a read returns, combined as a live read would
 	done  atomic.Bool // words and total are set
-	freed bool        // left the table (under Aggregator.mu)
+	freed atomic.Bool // left the table (set under Aggregator.mu)
 }
 
 // tomb marks a freed slot of a seriesTable: probes go on past it.
@@ -92,6 +92,12 @@ func (s *Series) Sealed() bool {
 	return st != nil && st.seal != nil
 }
 
+// freed reports whether s has left its table.
+func (s *Series) freed() bool {
+	st := s.stripes.Load()
+	return st != nil && st.seal != nil && st.seal.freed.Load()
+}
+
 // Evict seals s (step 1 above), unless it is the overflow series, already
 // sealed, or its aggregator is detached. Cost: the aggregator's mutex and
 // one allocation; the recorders of other series are not disturbed.
@@ -105,7 +111,13 @@ func (s *Series) Evict() {
 	if a.detached.Load() || s.Sealed() {
 		return
 	}
-	s.seal(a.sealSeq.Add(1))
+	// The seal's number is published once the seal is complete: a reader
+	// that loads it (SealSeq) before reading the table must find the
+	// series frozen, or its acknowledgement would free values it never
+	// read. Seals are serialised by mu.
+	seq := a.sealSeq.Load() + 1
+	s.seal(seq)
+	a.sealSeq.Store(seq)
 	a.sealed = append(a.sealed, s)
 	a.nsealed.Store(int64(len(a.sealed)))
 }
@@ -133,7 +145,7 @@ func (a *Aggregator) Sweep() {
 	for _, s := range a.sealed {
 		st := s.stripes.Load()
 		switch {
-		case st == nil || st.seal == nil || st.seal.freed: // revived, or listed twice
+		case st == nil || st.seal == nil || st.seal.freed.Load(): // revived, or listed twice
 		case st.seal.seq > upTo:
 			keep = append(keep, s)
 		default:
@@ -147,7 +159,7 @@ func (a *Aggregator) Sweep() {
 
 // free removes sealed s from the table. Called under a.mu.
 func (a *Aggregator) free(s *Series, ss *sealState) {
-	ss.freed = true
+	ss.freed.Store(true)
 	t := a.table.Load()
 	for i := s.hash & t.mask; ; i = (i + 1) & t.mask {
 		if t.slots[i].Load() == s {
@@ -172,7 +184,7 @@ func (a *Aggregator) revive(s *Series) bool {
 	defer a.mu.Unlock()
 	st := s.stripes.Load()
 	switch {
-	case a.detached.Load() || st != nil && st.seal != nil && st.seal.freed:
+	case a.detached.Load() || st != nil && st.seal != nil && st.seal.freed.Load():
 		return false
 	case st != nil && st.seal != nil:
 		s.unseal(st.seal)
@@ -201,6 +213,9 @@ func (s *Series) seal(seq uint64) {
 			s.stripes.Store(mark)
 			break
 		}
+	}
+	if sealHook != nil {
+		sealHook(seq)
 	}
 	if s.agg.kind == KindDistribution {
 		s.distCell().swapLock(lockFree, lockSealed)
@@ -246,6 +261,10 @@ func (s *Series) seal(seq uint64) {
 	}
 	ss.done.Store(true)
 }
+
+// sealHook, when set (tests), runs in the middle of a seal: marker
+// published, cells not sealed yet.
+var sealHook func(seq uint64)
 
 // unseal restores the cells as they were sealed and the stripes pointer.
 // Called under a.mu.
