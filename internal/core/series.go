@@ -118,30 +118,27 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 	if s.overflow {
 		s.agg.overflowed.Add(1) // never sealed
 	}
+	var r addResult
 	if st := s.stripes.Load(); st != nil {
-		s.addStriped(st, v, slot)
+		// Striped: the cell of the current P (or the seal's marker).
+		r = addSealed
+		if st.seal == nil {
+			p := procID() & st.mask
+			if st.dists != nil {
+				r = st.dists[p].add(s.agg.bounds, v)
+			} else {
+				r = s.addTo(&st.words[p*wordsPerLine], nil, v)
+			}
+		}
+		if r == addSealed {
+			s.agg.recordSealed(s, slot, v)
+		}
 		return
 	}
 	switch s.addTo(&s.word, s.distCell(), v) {
 	case addContended:
 		s.inflate()
 	case addSealed:
-		s.agg.recordSealed(s, slot, v)
-	}
-}
-
-// addStriped records v into the stripe of the current P.
-func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]) {
-	r := addSealed
-	if st.seal == nil {
-		p := procID() & st.mask
-		if st.dists != nil {
-			r = st.dists[p].add(s.agg.bounds, v)
-		} else {
-			r = s.addTo(&st.words[p*wordsPerLine], nil, v)
-		}
-	}
-	if r == addSealed {
 		s.agg.recordSealed(s, slot, v)
 	}
 }
