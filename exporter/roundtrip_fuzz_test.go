@@ -22,14 +22,7 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 	f.Add([]byte("seed: a few views and values"), uint16(2048))
 	f.Add([]byte{3, 1, 2, 250, 0, 0, 0x80, 0x7f, 0xff, 0xff, 9, 9, 9}, uint16(1024))
 	f.Fuzz(func(t *testing.T, data []byte, capBytes uint16) {
-		next := func() byte {
-			if len(data) == 0 {
-				return 0
-			}
-			b := data[0]
-			data = data[1:]
-			return b
-		}
+		next := fuzzReader(&data)
 		nViews := int(next()%4) + 1
 		var vs []*view.View
 		var ms []*stats.Float64Measure
@@ -102,6 +95,19 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 
 var fuzzSeq int
 
+// fuzzReader returns a function that consumes the fuzzer's bytes one at a
+// time, then returns zeros.
+func fuzzReader(data *[]byte) func() byte {
+	return func() byte {
+		if len(*data) == 0 {
+			return 0
+		}
+		b := (*data)[0]
+		*data = (*data)[1:]
+		return b
+	}
+}
+
 // FuzzDeltaEvictTotals records random tag combinations into views with
 // small cardinality limits, exporting in delta with EvictIdleAfter at
 // random points, so that series are evicted, revived, freed and
@@ -113,14 +119,7 @@ func FuzzDeltaEvictTotals(f *testing.F) {
 	f.Add([]byte("seed: a few views, values and exports"), uint8(1))
 	f.Add([]byte{2, 1, 2, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, evictAfter uint8) {
-		next := func() byte {
-			if len(data) == 0 {
-				return 0
-			}
-			b := data[0]
-			data = data[1:]
-			return b
-		}
+		next := fuzzReader(&data)
 		nViews := int(next()%3) + 1
 		var vs []*view.View
 		var ms []*stats.Int64Measure
