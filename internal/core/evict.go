@@ -13,11 +13,11 @@ import (
 // A series is evicted in two steps, so that no record and no reader's
 // final delta is lost:
 //
-//  1. Evict seals it: every cell is marked so that a record fails to update
-//     it (Series.add returns false) and the values freeze. The series stays
-//     in the table, so every reader still reads it, now with its final
-//     values. A record that finds it sealed revives it (unseal, under mu)
-//     and goes on: a series that was not idle after all loses nothing.
+//  1. Evict seals it: every cell is marked so that a record cannot update
+//     it and the values freeze. The series stays in the table, so every
+//     reader still reads it, now with its final values. A record that
+//     finds it sealed (Aggregator.recordSealed) revives it (unseal, under
+//     mu) and goes on: a series that was not idle after all loses nothing.
 //  2. Sweep frees it once every registered delta reader has read the table
 //     after the seal (ReaderMark.Ack): it leaves the table, stops counting
 //     against the cardinality limit, and its ID is reused with the next
@@ -100,7 +100,8 @@ func (s *Series) freed() bool {
 
 // Evict seals s (step 1 above), unless it is the overflow series, already
 // sealed, or its aggregator is detached. Cost: the aggregator's mutex and
-// one allocation; the recorders of other series are not disturbed.
+// three small allocations; the recorders of other series are not
+// disturbed.
 func (s *Series) Evict() {
 	a := s.agg
 	if s.overflow || a == nil {
