@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zerostat/zerostat/internal/delta"
 	"log"
 	"os"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/gzipbuf"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/retry"

@@ -3,7 +3,6 @@ package otlp
 import (
 	"context"
 	"fmt"
-	"github.com/zerostat/zerostat/internal/delta"
 	"maps"
 	"os"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"

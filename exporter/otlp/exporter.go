@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/zerostat/zerostat/internal/delta"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/gzipbuf"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/selfstats"

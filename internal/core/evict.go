@@ -2,7 +2,6 @@ package core
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"weak"
@@ -300,8 +299,7 @@ func (s *Series) sealedTotal(st *stripes) (total uint64, ok bool) {
 		return 0, false
 	}
 	for !st.seal.done.Load() {
-		s.agg.waitSeal()
-		runtime.Gosched()
+		s.agg.waitSeal() // the sealer holds mu until done is set
 	}
 	return st.seal.total, true
 }
