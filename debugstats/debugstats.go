@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/view"
@@ -64,10 +65,11 @@ type Options struct {
 
 // NamedStats is a named source of exporter health for Options.ExporterStats.
 // Stats is called at each page view, from the request's goroutine: it must
-// be safe for concurrent use (exporter.Exporter.Stats is).
+// be safe for concurrent use (every exporter's Stats is). Every push
+// exporter's Stats method fits: they share push.Stats.
 type NamedStats struct {
 	Name  string
-	Stats func() exporter.Stats
+	Stats func() push.Stats
 }
 
 // handler serves the page. Everything but its buffer pool is read-only
@@ -393,12 +395,12 @@ func (h *handler) snapshotLink(name, format string) string {
 	return base + sep + "view=" + url.QueryEscape(name) + "&format=" + format
 }
 
-func exporterOf(name string, s exporter.Stats, now time.Time) exporterModel {
+func exporterOf(name string, s push.Stats, now time.Time) exporterModel {
 	m := exporterModel{
 		Name:     name,
 		Exports:  s.Exports,
 		Failures: s.Failures,
-		Payloads: s.Payloads,
+		Payloads: s.Sent,
 		Bytes:    formatBytes(s.Bytes),
 		Retries:  s.Retries,
 		Dropped:  s.Dropped,

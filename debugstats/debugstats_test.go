@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -172,7 +173,7 @@ func TestPageEscapesTagValues(t *testing.T) {
 	stats.Record(ctx, f.latency.M(12), f.bytes.M(1))
 	failing, err := exporter.New(exporter.FuncSink(func(context.Context, exporter.Payload) error {
 		return errors.New(`<img src=x onerror="alert(2)">`)
-	}), exporter.Options{Logf: func(string, ...any) {}})
+	}), exporter.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestPageExporterHealth(t *testing.T) {
 				return errors.New("backend down")
 			}
 			return nil
-		}), exporter.Options{Logf: func(string, ...any) {}, RetryMaxBackoff: time.Millisecond, RetryBackoff: time.Millisecond})
+		}), exporter.Options{Logger: slog.New(slog.DiscardHandler), Retry: exporter.Retry{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
 		}

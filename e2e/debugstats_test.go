@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -189,7 +190,7 @@ func TestDebugStatsInChromium(t *testing.T) {
 		}
 		received.Add(1)
 		return nil
-	}), exporter.Options{Logf: func(string, ...any) {}})
+	}), exporter.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

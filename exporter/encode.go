@@ -84,6 +84,7 @@ type encoder struct {
 	lastOff   int // offset of the header's "last" bool
 	viewsOff  int // offset of the views array32 header
 	nViews    uint32
+	points    int // rows in the payload being written
 	oversized int // payloads that exceeded maxBytes (a single row too large)
 }
 
@@ -116,6 +117,7 @@ func (e *encoder) beginPayload() {
 	e.tab.reset()
 	e.str(0) // "" is always id 0
 	e.nViews = 0
+	e.points = 0
 	b := msgpack.AppendArrayHeader(e.buf, wire.EnvelopeLen)
 	b = msgpack.AppendUint(b, wire.Version)
 	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
@@ -181,6 +183,7 @@ func (e *encoder) beginView(v *core.View) int {
 // appendRow writes a row: vids (the tag values; none for the overflow
 // row), then the data.
 func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
+	e.points++
 	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
@@ -297,6 +300,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			}
 			// Over the cap: undo the row (and the view header if the row
 			// was its first), send what fits, and start a new payload.
+			e.points--
 			if nRows == 0 {
 				e.buf = e.buf[:viewMark]
 				e.tab.rollback(tabMark, e.strs)

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"sync"
@@ -73,7 +74,7 @@ func TestEvictIdleSeriesBoundsMemory(t *testing.T) {
 		}
 		return nil
 	})
-	e, err := New(sink, Options{Temporality: Delta, EvictIdleAfter: 1, Logf: func(string, ...any) {}})
+	e, err := New(sink, Options{Temporality: Delta, EvictIdleAfter: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -260,7 +261,7 @@ func TestSplitPayloadsAreSelfContained(t *testing.T) {
 		}
 	}
 	checkAgainstRetrieveData(t, &c, f, 1)
-	if s := e.Stats(); s.Payloads != uint64(len(c.payloads)) || s.Oversized != 0 || s.Exports != 1 {
+	if s := e.Stats(); s.Sent != uint64(len(c.payloads)) || s.Oversized != 0 || s.Exports != 1 {
 		t.Errorf("stats %+v", s)
 	}
 }
@@ -489,7 +490,7 @@ func TestHTTPSink(t *testing.T) {
 	if len(got) != 1 || got[0] != "application/msgpack " {
 		t.Errorf("requests %q", got)
 	}
-	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 300 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, Logf: t.Logf})
+	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 300 * time.Millisecond, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	err := e.Export(context.Background())
 	var he *HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(err.Error(), "nope") {

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func BenchmarkRecordUnderFault(b *testing.B) {
 				backend.mode.Store(fault)
 			}
 			e, err := New(sink, Options{Interval: 10 * time.Millisecond, Temporality: Delta, Timeout: 20 * time.Millisecond,
-				RetryBackoff: time.Millisecond, RetryMaxBackoff: 5 * time.Millisecond, Logf: func(string, ...any) {}})
+				Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/testlog"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -53,7 +55,11 @@ func newFlakyBackend(t testing.TB) *flakyBackend {
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 			return
 		case "slow":
-			time.Sleep(400 * time.Millisecond)
+			// Answers only once the client gives up. The body is read
+			// first: the server notices a closed connection (and ends
+			// r.Context) only once it has read the request.
+			_, _ = io.Copy(io.Discard, r.Body)
+			<-r.Context().Done()
 			return
 		case "reset":
 			// Read part of the body, then drop the connection.
@@ -122,13 +128,15 @@ func TestFaultsRecoverExactly(t *testing.T) {
 				}
 				defer view.Unregister(v)
 
-				var logs []string
-				var logMu sync.Mutex
+				logger, logs := testlog.New()
 				url := b.srv.URL + "/"
 				sink := &HTTPSink{URL: url}
-				e, err := New(sink, Options{Temporality: temp, Timeout: 100 * time.Millisecond,
-					RetryBackoff: 5 * time.Millisecond, RetryMaxBackoff: 20 * time.Millisecond,
-					Logf: func(f string, a ...any) { logMu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); logMu.Unlock() }})
+				// Timeout 2 s: a healthy attempt on a loaded machine is
+				// never cut short (a cut delta attempt the receiver did
+				// take would be sent twice).
+				e, err := New(sink, Options{Temporality: temp, Timeout: 2 * time.Second,
+					Retry:  Retry{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond},
+					Logger: logger})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -139,12 +147,15 @@ func TestFaultsRecoverExactly(t *testing.T) {
 					}
 				}
 				record(100)
-				export := func() error {
-					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				// A healthy export has seconds; a failing one ends when its
+				// deadline does (its failure is the expected outcome, so a
+				// short deadline cannot make the test fail).
+				export := func(d time.Duration) error {
+					ctx, cancel := context.WithTimeout(context.Background(), d)
 					defer cancel()
 					return e.Export(ctx)
 				}
-				if err := export(); err != nil { // healthy first
+				if err := export(10 * time.Second); err != nil { // healthy first
 					t.Fatal(err)
 				}
 
@@ -158,7 +169,7 @@ func TestFaultsRecoverExactly(t *testing.T) {
 				wg.Add(1)
 				go func() { defer wg.Done(); record(1000) }() // records during the failing export
 				for range 2 {
-					if err := export(); err == nil {
+					if err := export(time.Second); err == nil {
 						t.Fatalf("export succeeded against %q", fault)
 					}
 				}
@@ -178,7 +189,7 @@ func TestFaultsRecoverExactly(t *testing.T) {
 				sink.URL = url
 				b.mode.Store("ok")
 				record(10)
-				if err := export(); err != nil {
+				if err := export(10 * time.Second); err != nil {
 					t.Fatal(err)
 				}
 				if got := b.total(name, temp == Delta); got != 1110 {
@@ -187,10 +198,9 @@ func TestFaultsRecoverExactly(t *testing.T) {
 				if s := e.Stats(); s.Queued != 0 {
 					t.Errorf("queue not drained: %+v", s)
 				}
-				logMu.Lock()
-				defer logMu.Unlock()
-				if len(logs) != 2 || !strings.Contains(logs[0], "failing") || !strings.Contains(logs[1], "recovered after 2 failed") {
-					t.Errorf("logs %q; want one failing and one recovered line", logs)
+				if l := logs.Lines(); len(l) != 2 || !strings.Contains(l[0], "WARN zerostat exporter: exports failing") ||
+					!strings.Contains(l[1], "INFO zerostat exporter: exports recovered") || !strings.Contains(l[1], "failed_exports=2") {
+					t.Errorf("logs %q; want one failing and one recovered line", l)
 				}
 			})
 		}
@@ -201,7 +211,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 	b := newFlakyBackend(t)
 	newFixture(t, 3)
 	b.mode.Store("429-once")
-	e, _ := New(&HTTPSink{URL: b.srv.URL + "/"}, Options{Logf: t.Logf})
+	e, _ := New(&HTTPSink{URL: b.srv.URL + "/"}, Options{Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -227,7 +237,7 @@ func TestQueueBoundedDropsOldest(t *testing.T) {
 		got = append(got, p.Sequence)
 		return nil
 	})
-	e, _ := New(sink, Options{Temporality: Delta, MaxQueuedBytes: 4096, MaxPayloadBytes: 1024, Logf: t.Logf})
+	e, _ := New(sink, Options{Temporality: Delta, MaxQueuedBytes: 4096, MaxPayloadBytes: 1024, Logger: slog.New(slog.DiscardHandler)})
 	for range 5 {
 		f.record(t, 50, 1)
 		_ = e.Export(context.Background())
@@ -254,12 +264,12 @@ func TestQueueBoundedDropsOldest(t *testing.T) {
 func TestStopReportsUnsent(t *testing.T) {
 	newFixture(t, 5)
 	e, _ := New(FuncSink(func(context.Context, Payload) error { return fmt.Errorf("down") }),
-		Options{Temporality: Delta, Interval: time.Hour, Logf: t.Logf})
+		Options{Temporality: Delta, Interval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	e.Start()
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := e.Stop(ctx)
-	if err == nil || !strings.Contains(err.Error(), "stopped with 1 payloads") {
+	if err == nil || !strings.Contains(err.Error(), "stopped with 1 requests") {
 		t.Errorf("Stop: %v; want a report of the unsent payload", err)
 	}
 }
@@ -272,7 +282,7 @@ func TestClientErrorNotRetried(t *testing.T) {
 		http.Error(w, "bad payload", http.StatusBadRequest)
 	}))
 	defer srv.Close()
-	e, _ := New(&HTTPSink{URL: srv.URL}, Options{Logf: t.Logf})
+	e, _ := New(&HTTPSink{URL: srv.URL}, Options{Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := e.Export(ctx)
@@ -303,7 +313,7 @@ func TestSlowAttemptRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	e, err := New(&HTTPSink{URL: srv.URL}, Options{Timeout: 100 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, Logf: t.Logf})
+	e, err := New(&HTTPSink{URL: srv.URL}, Options{Timeout: 100 * time.Millisecond, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +322,7 @@ func TestSlowAttemptRetried(t *testing.T) {
 	if err := e.Export(ctx); err != nil {
 		t.Fatalf("export after one slow attempt: %v", err)
 	}
-	if s := e.Stats(); s.Retries != 1 || s.Payloads != 1 || s.Failures != 0 || calls.Load() != 2 {
+	if s := e.Stats(); s.Retries != 1 || s.Sent != 1 || s.Failures != 0 || calls.Load() != 2 {
 		t.Errorf("stats %+v after %d requests; want 1 retry, 1 payload, 2 requests", s, calls.Load())
 	}
 }

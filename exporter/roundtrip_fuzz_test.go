@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"testing"
 
@@ -63,7 +64,7 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 			}
 			got = append(got, pl)
 			return nil
-		}), Options{MaxPayloadBytes: int(capBytes)%8192 + MinMaxPayloadBytes, Logf: func(string, ...any) {}})
+		}), Options{MaxPayloadBytes: int(capBytes)%8192 + MinMaxPayloadBytes, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func FuzzDeltaEvictTotals(f *testing.F) {
 				}
 			}
 			return nil
-		}), Options{Temporality: Delta, EvictIdleAfter: int(evictAfter%3) + 1, Logf: func(string, ...any) {}})
+		}), Options{Temporality: Delta, EvictIdleAfter: int(evictAfter%3) + 1, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

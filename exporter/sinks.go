@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,9 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
 
+	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/exporter/wire"
-	"github.com/zerostat/zerostat/internal/retry"
 )
 
 var (
@@ -23,7 +21,9 @@ var (
 
 // HTTPSink POSTs each payload to a URL with Content-Type
 // application/msgpack (and Content-Encoding: gzip when compressed). Any
-// answer but 2xx is an error quoting the status and the start of the body.
+// answer but 2xx is an *HTTPError quoting the status and the start of the
+// body; 429 and 5xx answers and network errors are retried, other answers
+// and requests the client cannot make (an unsupported scheme) are final.
 type HTTPSink struct {
 	URL    string
 	Client *http.Client // nil: http.DefaultClient
@@ -32,64 +32,42 @@ type HTTPSink struct {
 
 // Send implements Sink.
 func (s *HTTPSink) Send(ctx context.Context, p Payload) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(p.Data))
-	if err != nil {
-		return err
-	}
+	h := make(http.Header, len(s.Header)+2)
 	for k, vs := range s.Header {
-		req.Header[k] = vs
+		h[k] = vs
 	}
-	req.Header.Set("Content-Type", wire.ContentType)
-	if p.Encoding != "" {
-		req.Header.Set("Content-Encoding", p.Encoding)
-	}
-	req.Header.Set("Zerostat-Sequence", strconv.FormatUint(p.Sequence, 10)+"."+strconv.FormatUint(p.Part, 10))
-	c := s.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err // out of time: retrying cannot help
-		}
-		return retry.Retryable(err, 0) // refused, reset, DNS: try again
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-	if resp.StatusCode/100 != 2 {
-		herr := &HTTPError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
-		if retry.HTTPStatusRetryable(resp.StatusCode) {
-			return retry.Retryable(herr, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), maxRetryAfter))
-		}
-		return herr
-	}
-	return nil
+	h.Set("Content-Type", wire.ContentType)
+	h.Set("Zerostat-Sequence", strconv.FormatUint(p.Sequence, 10)+"."+strconv.FormatUint(p.Part, 10))
+	t := push.HTTP{URL: s.URL, Client: s.Client, Header: h, Retry: push.RetryAny5xx}
+	return t.Post(ctx, &push.Request{Body: p.Data, Encoding: p.Encoding, Sequence: p.Sequence, Part: p.Part, Last: p.Last})
 }
 
-// maxRetryAfter caps a server's Retry-After: an export never waits longer
-// than its context allows anyway.
-const maxRetryAfter = time.Minute
-
-// HTTPError is a non-2xx answer from an HTTP sink.
-type HTTPError struct {
-	StatusCode int
-	Body       string
-}
-
-func (e *HTTPError) Error() string {
-	return fmt.Sprintf("HTTP %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Body)
-}
+// HTTPError is a non-2xx answer from an HTTP sink (the type every zerostat
+// HTTP exporter returns).
+type HTTPError = push.HTTPError
 
 // WriterSink writes each payload as a frame (4-byte big-endian length,
 // then the payload; see wire.ReadFrame) to W: a file, stdout, a pipe.
-// `zerostat decode` reads such a stream. A failed write is not retried: a
-// partly written frame would corrupt the stream.
+// `zerostat decode` reads such a stream.
+//
+// A failed write is never retried as it is: a partly written frame
+// followed by a whole one would corrupt the stream. When W can be cut
+// back (an *os.File, or anything with Truncate and Seek), a partial frame
+// is removed and the failure is worth retrying (ENOSPC may pass); when it
+// cannot, the sink is broken from then on: every later Send fails with the
+// first error, so the exporter keeps delta payloads queued (and counts
+// what it drops) instead of writing after garbage.
 type WriterSink struct {
-	W  io.Writer
-	mu sync.Mutex
-	b  []byte
+	W      io.Writer
+	mu     sync.Mutex
+	b      []byte
+	broken error
+}
+
+// truncater is what WriterSink needs to cut a partial frame back.
+type truncater interface {
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
 }
 
 // Send implements Sink.
@@ -99,9 +77,33 @@ func (s *WriterSink) Send(ctx context.Context, p Payload) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.broken != nil {
+		return s.broken
+	}
+	var off int64 = -1
+	t, canCut := s.W.(truncater)
+	if canCut {
+		if o, err := t.Seek(0, io.SeekCurrent); err == nil {
+			off = o
+		}
+	}
 	s.b = wire.AppendFrame(s.b[:0], p.Data)
-	_, err := s.W.Write(s.b)
-	return err
+	n, err := s.W.Write(s.b)
+	if err == nil {
+		return nil
+	}
+	if n == 0 {
+		return Retryable(err, 0) // nothing written: the stream is intact
+	}
+	if off >= 0 {
+		if terr := t.Truncate(off); terr == nil {
+			if _, serr := t.Seek(off, io.SeekStart); serr == nil {
+				return Retryable(fmt.Errorf("exporter: WriterSink wrote %d of %d bytes of a frame (removed): %w", n, len(s.b), err), 0)
+			}
+		}
+	}
+	s.broken = fmt.Errorf("exporter: WriterSink wrote %d of %d bytes of a frame and cannot remove them; the stream is corrupt from there, nothing more is written: %w", n, len(s.b), err)
+	return s.broken
 }
 
 // FuncSink calls the function with each payload, in process. The payload's

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -78,7 +79,7 @@ func TestStressExactTotals(t *testing.T) {
 		return nil
 	})
 	e, err := New(sink, Options{Temporality: Delta, MaxPayloadBytes: 2048, MaxQueuedBytes: 1 << 30,
-		RetryBackoff: time.Millisecond, RetryMaxBackoff: 2 * time.Millisecond, Logf: func(string, ...any) {}})
+		Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -46,7 +47,7 @@ func TestHealthViewsShipped(t *testing.T) {
 		last, err = wire.Decode(p.Data)
 		return err
 	})
-	e, err := exporter.New(sink, exporter.Options{Name: "test-sink", Logf: t.Logf})
+	e, err := exporter.New(sink, exporter.Options{Name: "test-sink", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestEvictedSeriesReported(t *testing.T) {
 		}
 		return nil
 	})
-	e, err := exporter.New(sink, exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1, Logf: t.Logf})
+	e, err := exporter.New(sink, exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -138,7 +139,7 @@ func newWriter(tb testing.TB, url string) *remotewrite.Writer {
 	if url == "" {
 		url = "http://127.0.0.1:1/"
 	}
-	w, err := remotewrite.New(remotewrite.Options{URL: url, OnStateChange: func(error) {}})
+	w, err := remotewrite.New(remotewrite.Options{URL: url, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestPushDecodesWithReferenceLibraries(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := w.Stats()
-	if st.SentSamples != uint64(total) || total < nSeries || st.DroppedSamples != 0 {
+	if st.Points != uint64(total) || total < nSeries || st.DroppedPoints != 0 {
 		t.Errorf("stats %+v; server decoded %d", st, total)
 	}
 }
@@ -323,7 +324,7 @@ func BenchmarkRemoteWrite10k(b *testing.B) {
 		b.ReportMetric(float64(len(buf)), "proto-bytes")
 		b.ReportMetric(float64(len(zb)), "snappy-bytes")
 	})
-	pw, err := remotewrite.New(remotewrite.Options{URL: "http://127.0.0.1:1/", Client: &http.Client{Transport: discardTransport{}}, OnStateChange: func(error) {}})
+	pw, err := remotewrite.New(remotewrite.Options{URL: "http://127.0.0.1:1/", Client: &http.Client{Transport: discardTransport{}}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

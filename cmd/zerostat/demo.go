@@ -164,7 +164,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", %d in the last snapshot received", received)
 	}
 	fmt.Fprintf(stdout, "\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
-		st.Exports, st.Payloads, st.Bytes, st.Failures, ns, allocs)
+		st.Exports, st.Sent, st.Bytes, st.Failures, ns, allocs)
 	if counted != sent.Load() || (received >= 0 && received != counted) {
 		fmt.Fprintln(stderr, "zerostat demo: the totals do not match: something was lost or invented")
 		return 1

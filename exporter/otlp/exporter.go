@@ -1,23 +1,19 @@
 package otlp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/gzipbuf"
-	"github.com/zerostat/zerostat/internal/periodic"
-	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Temporality of the values written: Cumulative (as OpenCensus) or Delta.
@@ -44,12 +40,12 @@ const (
 	// MetricsPath is appended to Endpoint (the OTLP/HTTP path for
 	// metrics).
 	MetricsPath     = "/v1/metrics"
-	DefaultInterval = exporter.DefaultInterval
-	DefaultTimeout  = exporter.DefaultTimeout
+	DefaultInterval = push.DefaultInterval
+	DefaultTimeout  = push.DefaultTimeout
 	// DefaultInitialBackoff and DefaultMaxBackoff bound the waits between
-	// retries (see Retry).
-	DefaultInitialBackoff = 250 * time.Millisecond
-	DefaultMaxBackoff     = 5 * time.Second
+	// retries (see Retry); every push exporter has the same.
+	DefaultInitialBackoff = push.DefaultInitialBackoff
+	DefaultMaxBackoff     = push.DefaultMaxBackoff
 )
 
 // ContentType is the Content-Type of the requests (OTLP/HTTP binary
@@ -76,9 +72,9 @@ type Options struct {
 	Temporality Temporality
 	// MaxQueuedBytes bounds the delta requests kept for a later export
 	// when they could not be sent (default exporter.DefaultMaxQueuedBytes,
-	// 16 MiB); past it the oldest are dropped and their points counted in
-	// Stats.Dropped. Cumulative requests are never queued: the next export
-	// carries the same totals.
+	// 16 MiB); past it the oldest are dropped and counted in
+	// Stats.Dropped (requests) and Stats.DroppedPoints. Cumulative
+	// requests are never queued: the next export carries the same totals.
 	MaxQueuedBytes int
 	// EvictIdleAfter, with Delta temporality, evicts a series that has not
 	// changed for that many exports in a row (0: never), as
@@ -101,9 +97,10 @@ type Options struct {
 	// OnError, if set, is called (from the export goroutine) with each
 	// failed periodic export; the exporter keeps running.
 	OnError func(error)
-	// Logger, if set, logs changes of the exporter's state: the first
-	// failure after a success (Warn), the first success after failures
-	// (Info), the first partial success (Warn). Nil logs nothing.
+	// Logger logs changes of the exporter's state: the first failure
+	// after a success (Warn), the first success after failures (Info),
+	// the first partial success (Warn). nil: slog.Default(); a logger on
+	// slog.DiscardHandler silences it.
 	Logger *slog.Logger
 }
 
@@ -113,34 +110,15 @@ type Options struct {
 // answers are final. The wait before retry n (from 0) is a random
 // duration up to min(InitialBackoff×2ⁿ, MaxBackoff) ("full jitter", the
 // policy all zerostat exporters share), or exactly the answer's
-// Retry-After (seconds or an HTTP date) when it has one. Retries stop when the next wait would end after the export's
-// deadline (the Interval, or the context's deadline if sooner).
-type Retry struct {
-	// Disabled turns retries off.
-	Disabled bool
-	// InitialBackoff is the first wait (0: DefaultInitialBackoff);
-	// MaxBackoff caps the waits (0: DefaultMaxBackoff).
-	InitialBackoff, MaxBackoff time.Duration
-}
+// Retry-After (seconds or an HTTP date) when it has one. Retries stop
+// when the next wait would end after the export's deadline (the Interval,
+// or the context's deadline if sooner).
+type Retry = push.Retry
 
-// Stats are an exporter's counters since it was created.
-type Stats struct {
-	Exports, Failures uint64 // export cycles, and those that failed after retries
-	Requests, Retries uint64 // HTTP requests made, and those that were retries
-	Points            uint64 // data points delivered
-	// Dropped counts the data points given up: those of failed
-	// cumulative exports (the next successful export carries their values)
-	// and those of delta requests pushed out of the queue (lost).
-	Dropped uint64
-	// Queued is the number of delta requests waiting for a later export.
-	Queued int
-	// Rejected counts the data points a receiver reported it rejected
-	// (partial success); they are included in Points.
-	Rejected    uint64
-	Bytes       uint64 // bytes of the delivered request bodies, as sent
-	LastSuccess time.Time
-	LastError   error
-}
+// Stats are an exporter's counters since it was created (push.Stats: a
+// request is one OTLP request, a point one data point; Rejected counts
+// the points a receiver reported rejected in a partial success).
+type Stats = push.Stats
 
 // PartialSuccess is a receiver's report that it rejected part of a request.
 type PartialSuccess struct {
@@ -157,41 +135,25 @@ func (p *PartialSuccess) Error() string {
 // recorders are never blocked or slowed by a lock. Its methods are safe for
 // concurrent use; exports are serialised (the export lock is held while an
 // export retries).
+//
+// It is the OTLP encoder and an HTTP transport on the shared push
+// pipeline (package exporter/push), which owns the loop, the queue of
+// delta requests, the retries and Stats.
 type Exporter struct {
 	opts Options
 	url  string
+	pipe *push.Pipeline
+	// produceFn is e.produce, made once: a method value passed per export
+	// would allocate.
+	produceFn func(*push.Cycle) error
+	http      push.HTTP
 
-	mu    sync.Mutex // serialises exports; guards enc, zw, state
-	enc   *Encoder
-	zw    *gzipbuf.Compressor // nil: no compression
-	state exportState
-
-	self *selfstats.Sink // zerostat's own health, tagged sink="otlp"
-
-	// Guarded by mu: delta requests waiting for a later export.
-	queue       []queuedReq
-	queuedBytes int
-	queuedN     atomic.Int64
-
-	// runner owns the periodic loop. Its lock is not mu, so that Stop
-	// does not wait for an export in progress (which may be retrying)
-	// longer than its context allows.
-	runner periodic.Runner
-
-	exports, failures, requests, retries atomic.Uint64
-	points, dropped, rejected, nbytes    atomic.Uint64
-	lastSuccess                          atomic.Int64
-	lastErr                              atomic.Pointer[error]
+	// Guarded by the pipeline's export lock.
+	enc *Encoder
+	zw  *gzipbuf.Compressor // nil: no compression
+	seq uint64
+	req push.Request // the request being sent, reused
 }
-
-// exportState is what the Logger reports changes of.
-type exportState uint8
-
-const (
-	stateOK exportState = iota
-	stateFailing
-	statePartial
-)
 
 // New returns an exporter configured by opts. It fails on invalid options,
 // naming the option.
@@ -215,36 +177,6 @@ func New(opts Options) (*Exporter, error) {
 			return nil, fmt.Errorf("otlp: Header sets %s, which the exporter sets", k)
 		}
 	}
-	if opts.Interval == 0 {
-		opts.Interval = DefaultInterval
-	}
-	if opts.Interval < 0 {
-		return nil, fmt.Errorf("otlp: Interval %v is negative", opts.Interval)
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("otlp: Timeout %v is negative", opts.Timeout)
-	}
-	if opts.MaxQueuedBytes == 0 {
-		opts.MaxQueuedBytes = exporter.DefaultMaxQueuedBytes
-	}
-	if opts.MaxQueuedBytes < 0 {
-		return nil, fmt.Errorf("otlp: MaxQueuedBytes %d is negative", opts.MaxQueuedBytes)
-	}
-	if opts.Retry.InitialBackoff == 0 {
-		opts.Retry.InitialBackoff = DefaultInitialBackoff
-	}
-	if opts.Retry.MaxBackoff == 0 {
-		opts.Retry.MaxBackoff = max(DefaultMaxBackoff, opts.Retry.InitialBackoff)
-	}
-	if opts.Retry.InitialBackoff < 0 || opts.Retry.MaxBackoff < 0 {
-		return nil, fmt.Errorf("otlp: Retry backoff %v..%v is negative", opts.Retry.InitialBackoff, opts.Retry.MaxBackoff)
-	}
-	if opts.Retry.MaxBackoff < opts.Retry.InitialBackoff {
-		return nil, fmt.Errorf("otlp: Retry.MaxBackoff %v is below Retry.InitialBackoff %v", opts.Retry.MaxBackoff, opts.Retry.InitialBackoff)
-	}
 	e := &Exporter{url: strings.TrimRight(opts.Endpoint, "/") + MetricsPath}
 	switch opts.Compression {
 	case NoCompression:
@@ -266,170 +198,94 @@ func New(opts Options) (*Exporter, error) {
 	if opts.EvictIdleAfter > 0 {
 		e.enc.delta = delta.NewTracker(opts.EvictIdleAfter)
 	}
-	e.opts = opts
-	e.self = selfstats.NewSink("otlp")
+	pipe, err := push.New(push.Config{
+		Name: "otlp", Target: e.url,
+		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
+		Queue: opts.Temporality == Delta, MaxQueuedBytes: opts.MaxQueuedBytes,
+		Logger: opts.Logger, OnError: opts.OnError,
+	}, e.transport, "otlp: ")
+	if err != nil {
+		return nil, err
+	}
+	c := pipe.Config()
+	opts.Interval, opts.Timeout, opts.Retry, opts.MaxQueuedBytes = c.Interval, c.Timeout, c.Retry, c.MaxQueuedBytes
+	e.opts, e.pipe = opts, pipe
+	e.produceFn = e.produce
+	e.http = push.HTTP{URL: e.url, Client: opts.Client, Header: requestHeader(opts.Header),
+		Retry: push.RetryOTLP, Message: errorMessage, OK: e.answered}
 	return e, nil
+}
+
+// requestHeader is the user's headers with the protocol's.
+func requestHeader(user http.Header) http.Header {
+	h := make(http.Header, len(user)+2)
+	for k, vs := range user {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	h.Set("Content-Type", ContentType)
+	if h.Get("User-Agent") == "" {
+		h.Set("User-Agent", userAgent)
+	}
+	return h
 }
 
 // URL returns the URL the requests are POSTed to.
 func (e *Exporter) URL() string { return e.url }
 
 // Start begins exporting every Interval. Calling it again does nothing.
-func (e *Exporter) Start() { e.runner.Start(e.opts.Interval, e.Export, e.opts.OnError) }
+func (e *Exporter) Start() { e.pipe.Start(e.Export) }
 
-// Stop ends the periodic exports and exports a final snapshot, so nothing
-// recorded before Stop is left unsent. It returns that export's error, or
-// ctx's if ctx ends first. The final export, retries included, is bounded
-// by ctx and by the Interval.
+// Stop ends the periodic exports and exports a final snapshot, queued
+// delta requests first, so nothing recorded before Stop is left unsent. It
+// returns that export's error, or ctx's if ctx ends first. The final
+// export, retries included, is bounded by ctx, or by the Interval if ctx
+// has no deadline.
 func (e *Exporter) Stop(ctx context.Context) error {
-	if err := e.runner.Stop(ctx); err != nil {
-		return err
-	}
-	err := e.Export(ctx)
-	e.mu.Lock()
-	e.enc.delta.Close() // no longer a reader evicted series wait for
-	e.mu.Unlock()
-	return err
-}
-
-// Export snapshots the registered views now and sends them in one request,
-// retrying as Options.Retry says until ctx ends or the Interval has
-// passed. A snapshot without data points (nothing registered; with Delta,
-// nothing new) is not sent. A partial success is a success: it is counted
-// in Stats.Rejected and logged, not returned.
-func (e *Exporter) Export(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.exports.Add(1)
-	now := time.Now()
-	retries0, dropped0 := e.retries.Load(), e.dropped.Load()
-	var err error
-	defer func() { // zerostat/exports, retries, dropped for this sink (selfstats)
-		e.self.Export(err, time.Since(now), int(e.retries.Load()-retries0), int(e.dropped.Load()-dropped0))
-	}()
-	selfstats.RecordViews()
-	body := e.enc.Encode(now)
-	n := uint64(e.enc.Points())
-	if n == 0 {
-		return nil // nothing to send: neither a success nor a failure
-	}
-	encoding := ""
-	if e.zw != nil {
-		body, encoding = e.zw.Compress(body), "gzip"
-	}
-	if err = e.flushQueue(ctx); err != nil { // older delta requests first
-		return e.failed(n, e.giveUp(body, encoding, n, err))
-	}
-	var ps *PartialSuccess
-	if ps, err = e.send(ctx, body, encoding); err != nil {
-		return e.failed(n, e.giveUp(body, encoding, n, err))
-	}
-	e.points.Add(n)
-	e.nbytes.Add(uint64(len(body)))
-	e.self.Payload(len(body))
-	e.succeeded(now, ps)
-	return nil
-}
-
-func (e *Exporter) succeeded(now time.Time, ps *PartialSuccess) {
-	e.lastSuccess.Store(now.UnixNano())
-	next := stateOK
-	if ps != nil {
-		next = statePartial
-		if ps.RejectedDataPoints > 0 {
-			e.rejected.Add(uint64(ps.RejectedDataPoints))
-		}
-	}
-	if l := e.opts.Logger; l != nil && next != e.state {
-		switch {
-		case next == statePartial:
-			l.Warn("zerostat/otlp: the receiver rejected data points", "url", e.url,
-				"rejected", ps.RejectedDataPoints, "message", ps.ErrorMessage)
-		case e.state == stateFailing:
-			l.Info("zerostat/otlp: exports succeed again", "url", e.url)
-		}
-	}
-	e.state = next
-}
-
-// queuedReq is a delta request kept for a later export.
-type queuedReq struct {
-	body     []byte
-	encoding string
-	points   uint64
-}
-
-// giveUp queues a delta request that could not be sent (a copy: body is
-// the encoder's buffer), pushing the oldest out past MaxQueuedBytes. It
-// returns err.
-func (e *Exporter) giveUp(body []byte, encoding string, points uint64, err error) error {
-	if e.opts.Temporality != Delta {
-		return err
-	}
-	e.queue = append(e.queue, queuedReq{body: bytes.Clone(body), encoding: encoding, points: points})
-	e.queuedBytes += len(body)
-	for e.queuedBytes > e.opts.MaxQueuedBytes && len(e.queue) > 0 {
-		old := e.queue[0]
-		e.queue = e.queue[1:]
-		e.queuedBytes -= len(old.body)
-		e.dropped.Add(old.points)
-	}
-	e.queuedN.Store(int64(len(e.queue)))
-	return err
-}
-
-// flushQueue sends the queued delta requests, oldest first, until one
-// fails.
-func (e *Exporter) flushQueue(ctx context.Context) error {
-	for len(e.queue) > 0 {
-		q := e.queue[0]
-		if _, err := e.send(ctx, q.body, q.encoding); err != nil {
+	return e.pipe.Stop(ctx, func(ctx context.Context) error {
+		return e.pipe.Export(ctx, func(c *push.Cycle) error {
+			err := e.produce(c)
+			e.enc.delta.Close() // no longer a reader evicted series wait for
 			return err
-		}
-		e.points.Add(q.points)
-		e.nbytes.Add(uint64(len(q.body)))
-		e.queue[0] = queuedReq{}
-		e.queue = e.queue[1:]
-		e.queuedBytes -= len(q.body)
-		e.queuedN.Store(int64(len(e.queue)))
-	}
-	return nil
+		})
+	})
 }
 
-// failed counts a failed export; its points are dropped unless they were
-// queued (delta).
-func (e *Exporter) failed(points uint64, err error) error {
-	e.failures.Add(1)
-	if e.opts.Temporality != Delta {
-		e.dropped.Add(points)
+// Export sends the delta requests queued by earlier failed exports, then
+// snapshots the registered views and sends them in one request, retrying
+// as Options.Retry says until ctx ends or the Interval has passed. A
+// snapshot without data points (nothing registered; with Delta, nothing
+// new) is not sent. A partial success is a success: it is counted in
+// Stats.Rejected and logged, not returned.
+func (e *Exporter) Export(ctx context.Context) error { return e.pipe.Export(ctx, e.produceFn) }
+
+func (e *Exporter) produce(c *push.Cycle) error {
+	body := e.enc.Encode(time.Now())
+	n := e.enc.Points()
+	if n == 0 {
+		return nil // nothing new to send (the queue was flushed already)
 	}
-	stored := err
-	e.lastErr.Store(&stored)
-	if l := e.opts.Logger; l != nil && e.state != stateFailing {
-		l.Warn("zerostat/otlp: export failed", "url", e.url, "err", err)
+	e.seq++
+	r := &e.req
+	*r = push.Request{Body: body, Points: n, Sequence: e.seq, Last: true}
+	if e.zw != nil {
+		r.Body, r.Encoding = e.zw.Compress(body), "gzip"
 	}
-	e.state = stateFailing
-	return err
+	return c.Send(r)
+}
+
+func (e *Exporter) transport(ctx context.Context, r *push.Request) error {
+	return e.http.Post(ctx, r)
+}
+
+// answered reads a 2xx answer: a partial success is counted and logged.
+func (e *Exporter) answered(h http.Header, body []byte) {
+	if !isProtobuf(h) || len(body) == 0 {
+		return
+	}
+	if ps, _ := parsePartialSuccess(body); ps != nil { // undecodable: not a partial success
+		e.pipe.Rejected(ps.RejectedDataPoints, ps.ErrorMessage)
+	}
 }
 
 // Stats returns the exporter's counters. Safe for concurrent use.
-func (e *Exporter) Stats() Stats {
-	s := Stats{
-		Exports:  e.exports.Load(),
-		Failures: e.failures.Load(),
-		Requests: e.requests.Load(),
-		Retries:  e.retries.Load(),
-		Points:   e.points.Load(),
-		Dropped:  e.dropped.Load(),
-		Queued:   int(e.queuedN.Load()),
-		Rejected: e.rejected.Load(),
-		Bytes:    e.nbytes.Load(),
-	}
-	if ns := e.lastSuccess.Load(); ns != 0 {
-		s.LastSuccess = time.Unix(0, ns)
-	}
-	if p := e.lastErr.Load(); p != nil {
-		s.LastError = *p
-	}
-	return s
-}
+func (e *Exporter) Stats() Stats { return e.pipe.Stats() }

@@ -415,7 +415,7 @@ func TestPartialSuccessAndLogging(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], "rejected=2") || !strings.Contains(lines[0], "too old") ||
-		!strings.Contains(lines[1], "export failed") || !strings.Contains(lines[2], "succeed again") {
+		!strings.Contains(lines[1], "exports failing") || !strings.Contains(lines[2], "exports recovered") {
 		t.Errorf("log:\n%s\nwant 3 lines: partial success, failure, recovery", log.String())
 	}
 }

@@ -39,7 +39,7 @@ func Example() {
 		panic(err)
 	}
 	st := w.Stats()
-	fmt.Println(st.SentSamples >= 1, st.DroppedSamples)
+	fmt.Println(st.Points >= 1, st.DroppedPoints)
 	// Output:
 	// application/x-protobuf snappy 0.1.0 true
 	// true 0

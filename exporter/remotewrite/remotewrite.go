@@ -1,34 +1,25 @@
 package remotewrite
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/internal/core"
-	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/promname"
-	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/internal/snappy"
-	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Defaults.
 const (
-	DefaultInterval            = 10 * time.Second
-	DefaultTimeout             = 5 * time.Second
+	DefaultInterval            = push.DefaultInterval
+	DefaultTimeout             = push.DefaultTimeout
 	DefaultMaxSeriesPerRequest = 2000 // Prometheus's max_samples_per_send default
-	DefaultMinBackoff          = 50 * time.Millisecond
-	DefaultMaxBackoff          = 5 * time.Second
 	DefaultUserAgent           = "zerostat-remotewrite/1"
 )
 
@@ -41,6 +32,11 @@ const (
 	Version         = "0.1.0"
 )
 
+// Retry configures retries; the policy every push exporter shares (see
+// push.Retry). Remote write retries 429, every 5xx and network errors;
+// other answers are final (the specification's rule).
+type Retry = push.Retry
+
 // Options configure a Writer. URL is required; the other fields have
 // defaults.
 type Options struct {
@@ -52,20 +48,20 @@ type Options struct {
 	Interval time.Duration
 	// Timeout bounds each HTTP request (default 5 s, at most Interval).
 	Timeout time.Duration
-	// MaxSeriesPerRequest splits a push into requests of at most this
-	// many time series (default 2000; a histogram row is len(bounds)+3
-	// series).
+	// MaxSeriesPerRequest splits a push into requests of about this many
+	// time series (default 2000). A request ends only between rows, so a
+	// histogram's buckets, _sum and _count always travel together (a
+	// request may exceed the number by one row's series).
 	MaxSeriesPerRequest int
-	// MinBackoff and MaxBackoff bound the exponential backoff between
-	// retries (defaults 50 ms and 5 s); each wait is drawn up to the
-	// current bound ("full jitter", as every zerostat exporter). A
-	// Retry-After header overrides it.
-	MinBackoff, MaxBackoff time.Duration
+	// Retry shapes the retries (default: full-jitter backoff from 100 ms
+	// up to 5 s, honouring Retry-After, within the push's deadline).
+	Retry Retry
 	// Namespace, if set, prefixes every metric name with Namespace + "_".
 	Namespace string
 	// ConstLabels are added to every series. Remote write has no scrape to
 	// add "job" and "instance": set them here so that several processes'
-	// series stay apart.
+	// series stay apart. A label with an empty value is not sent (an
+	// empty value means no label in Prometheus's data model).
 	ConstLabels map[string]string
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
@@ -73,51 +69,41 @@ type Options struct {
 	Header http.Header
 	// UserAgent (default DefaultUserAgent).
 	UserAgent string
-	// OnStateChange is called, from the pushing goroutine, when pushes
-	// start failing (with the error) and when they succeed again (with
-	// nil): once per change, not once per failure. nil logs the changes
-	// with the standard logger.
-	OnStateChange func(err error)
+	// OnError, if set, is called (from the pushing goroutine) with each
+	// failed periodic push.
+	OnError func(error)
+	// Logger logs when pushes start failing and when they succeed again,
+	// once per change. nil: slog.Default(); a logger on
+	// slog.DiscardHandler silences it.
+	Logger *slog.Logger
 }
 
-// Stats are a Writer's counters since it was created.
-type Stats struct {
-	Pushes         uint64 // push cycles
-	FailedPushes   uint64 // cycles that dropped samples
-	Requests       uint64 // HTTP requests made, retries included
-	Retries        uint64
-	SentSamples    uint64 // samples accepted by the server
-	DroppedSamples uint64 // samples given up on: rejected (4xx), or not accepted within the interval
-	SentBytes      uint64 // compressed bytes of accepted requests
-	LastSuccess    time.Time
-	LastError      error
-}
-
-// StatusError is a non-2xx answer.
-type StatusError struct {
-	StatusCode int
-	Body       string // the start of the response body
-}
-
-func (e *StatusError) Error() string {
-	return "remotewrite: HTTP " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode) + ": " + e.Body
-}
+// Stats are a Writer's counters since it was created (push.Stats: a
+// request is one remote-write request, a point one sample).
+type Stats = push.Stats
 
 // Writer pushes every registered view to a remote-write endpoint, on an
 // interval (Start, Stop) or on demand (Push).
 //
-// Concurrency protocol: mu serialises pushes and guards the families and
-// buffers; the counters are atomics, read by Stats without the lock;
-// runner owns the periodic loop. Recorders never wait for a
-// Writer: a push reads series with atomic loads.
+// It is the remote-write encoder and an HTTP transport on the shared push
+// pipeline (package exporter/push), which owns the loop, the retries and
+// Stats. Remote write is cumulative: a request that could not be sent is
+// dropped and counted, and the next push carries the same totals.
+//
+// Concurrency protocol: the pipeline serialises pushes, and so guards the
+// families and buffers; the counters are atomics, read by Stats without a
+// lock. Recorders never wait for a Writer: a push reads series with
+// atomic loads.
 type Writer struct {
 	opts   Options
 	consts []promname.Label
-	client *http.Client
+	pipe   *push.Pipeline
+	http   push.HTTP
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
 	fams    map[*core.View]*family
 	gen     uint64
+	lastTS  int64 // the last push's timestamp: the next is later
 	series  []*core.Series
 	buckets []int64
 	labels  []label
@@ -126,14 +112,7 @@ type Writer struct {
 	counts  []int  // time series per request
 	zb      []byte
 	enc     snappy.Encoder
-	failing bool
-
-	runner periodic.Runner // the Start/Stop loop
-	self   *selfstats.Sink // zerostat's own health, tagged sink="remotewrite"
-
-	pushes, failedPushes, requests, retries, sent, dropped, sentBytes atomic.Uint64
-	lastSuccess                                                       atomic.Int64
-	lastErr                                                           atomic.Pointer[error]
+	req     push.Request // the request being sent, reused
 }
 
 // New returns a Writer. It fails on invalid options, naming the option.
@@ -151,12 +130,6 @@ func New(opts Options) (*Writer, error) {
 	if opts.MaxSeriesPerRequest == 0 {
 		opts.MaxSeriesPerRequest = DefaultMaxSeriesPerRequest
 	}
-	if opts.MinBackoff == 0 {
-		opts.MinBackoff = DefaultMinBackoff
-	}
-	if opts.MaxBackoff == 0 {
-		opts.MaxBackoff = max(DefaultMaxBackoff, opts.MinBackoff)
-	}
 	switch {
 	case opts.Interval < 0:
 		return nil, fmt.Errorf("remotewrite: Interval %v is negative", opts.Interval)
@@ -164,196 +137,101 @@ func New(opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("remotewrite: Timeout %v is not within (0, Interval %v]", opts.Timeout, opts.Interval)
 	case opts.MaxSeriesPerRequest < 0:
 		return nil, fmt.Errorf("remotewrite: MaxSeriesPerRequest %d is negative", opts.MaxSeriesPerRequest)
-	case opts.MinBackoff < 0 || opts.MaxBackoff < opts.MinBackoff:
-		return nil, fmt.Errorf("remotewrite: backoff bounds %v, %v are not 0 <= MinBackoff <= MaxBackoff", opts.MinBackoff, opts.MaxBackoff)
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = DefaultUserAgent
 	}
 	w := &Writer{
-		opts:   opts,
 		consts: promname.ConstLabels(opts.ConstLabels),
-		client: opts.Client,
 		fams:   map[*core.View]*family{},
 	}
-	if w.client == nil {
-		w.client = http.DefaultClient
+	pipe, err := push.New(push.Config{
+		Name: "remotewrite", Target: opts.URL,
+		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
+		Logger: opts.Logger, OnError: opts.OnError,
+	}, w.transport, "remotewrite: ")
+	if err != nil {
+		return nil, err
 	}
-	w.self = selfstats.NewSink("remotewrite")
+	opts.Retry = pipe.Config().Retry
+	w.opts, w.pipe = opts, pipe
+	h := make(http.Header, len(opts.Header)+4)
+	for k, vs := range opts.Header {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	h.Set("Content-Type", ContentType)
+	h.Set(VersionHeader, Version)
+	h.Set("User-Agent", opts.UserAgent)
+	w.http = push.HTTP{URL: opts.URL, Client: opts.Client, Header: h, Retry: push.RetryAny5xx}
 	return w, nil
 }
 
 // Start begins pushing every Interval. Calling it again does nothing.
-// Push's errors reach Stats and OnStateChange.
-func (w *Writer) Start() { w.runner.Start(w.opts.Interval, w.Push, nil) }
+// Push's errors reach Stats, OnError and the Logger.
+func (w *Writer) Start() { w.pipe.Start(w.Push) }
 
 // Stop ends the periodic pushes and pushes a final time, so nothing
 // recorded before Stop is left unsent. It returns that push's error, or
 // ctx's if ctx ends first (a push in progress is waited for within ctx).
-func (w *Writer) Stop(ctx context.Context) error {
-	if err := w.runner.Stop(ctx); err != nil {
-		return err
-	}
-	return w.Push(ctx)
-}
+func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Push) }
 
 // Push snapshots the registered views now and sends them, in requests of
-// at most MaxSeriesPerRequest series, retrying 5xx and 429 answers and
+// about MaxSeriesPerRequest series, retrying 5xx and 429 answers and
 // network errors with backoff. It returns within Interval (or by ctx's
 // deadline if earlier). A request answered with another 4xx is not
-// retried; its samples, and those not accepted in time, are dropped and
-// counted in Stats. It returns the first error. Safe for concurrent use;
-// pushes are serialised.
+// retried; it and the requests after it in this push are dropped and
+// counted in Stats (the next push carries the same totals). Safe for
+// concurrent use; pushes are serialised.
 func (w *Writer) Push(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > w.opts.Interval {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, w.opts.Interval)
-		defer cancel()
-	}
-	w.pushes.Add(1)
-	began := time.Now()
-	retries0 := w.retries.Load()
-	var first error
-	droppedReqs := 0
-	defer func() { // zerostat/exports, retries, dropped requests for this sink (selfstats)
-		w.self.Export(first, time.Since(began), int(w.retries.Load()-retries0), droppedReqs)
-	}()
-	selfstats.RecordViews()
-	w.encode(began.UnixMilli())
-
-	var dropped uint64
-	for i := range w.counts {
-		n := uint64(w.counts[i])
-		if first != nil && ctx.Err() != nil {
-			dropped += n // out of time: give up on the rest
-			droppedReqs++
-			continue
-		}
-		w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
-		if err := w.send(ctx, w.zb); err != nil {
-			dropped += n
-			droppedReqs++
-			if first == nil {
-				first = err
+	return w.pipe.Export(ctx, func(c *push.Cycle) error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.encode(w.timestamp(time.Now().UnixMilli()))
+		var err error
+		failedAt := 0
+		for i := range w.counts {
+			w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
+			r := &w.req
+			*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
+				Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
+			// After a failure, Send drops the rest of the push without
+			// trying it, and counts it.
+			if serr := c.Send(r); serr != nil && err == nil {
+				err, failedAt = serr, i
 			}
-			continue
 		}
-		w.sent.Add(n)
-		w.sentBytes.Add(uint64(len(w.zb)))
-		w.self.Payload(len(w.zb))
-	}
-
-	if first != nil {
-		w.failedPushes.Add(1)
-		w.dropped.Add(dropped)
-		first = fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, dropped, w.total(), first)
-		stored := first
-		w.lastErr.Store(&stored)
-	} else {
-		w.lastSuccess.Store(time.Now().UnixNano())
-	}
-	if failing := first != nil; failing != w.failing {
-		w.failing = failing
-		w.stateChanged(first)
-	}
-	return first
+		if err != nil {
+			return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
+		}
+		return nil
+	})
 }
 
-func (w *Writer) total() int {
+// timestamp returns ms, or one millisecond after the last push's when ms
+// is not later (two pushes in one millisecond, a clock stepped back): a
+// receiver refuses a sample not newer than the last of its series.
+func (w *Writer) timestamp(ms int64) int64 {
+	if ms <= w.lastTS {
+		ms = w.lastTS + 1
+	}
+	w.lastTS = ms
+	return ms
+}
+
+func (w *Writer) transport(ctx context.Context, r *push.Request) error { return w.http.Post(ctx, r) }
+
+func (w *Writer) total() int { return w.countFrom(0) }
+
+func (w *Writer) countFrom(i int) int {
 	n := 0
-	for _, c := range w.counts {
+	for _, c := range w.counts[i:] {
 		n += c
 	}
 	return n
 }
 
-func (w *Writer) stateChanged(err error) {
-	if w.opts.OnStateChange != nil {
-		w.opts.OnStateChange(err)
-		return
-	}
-	if err != nil {
-		log.Printf("%v (logged once until pushes succeed again)", err)
-	} else {
-		log.Printf("remotewrite: pushes to %s succeed again", w.opts.URL)
-	}
-}
-
-// send posts one compressed request, retrying while ctx allows (the
-// policy every zerostat exporter shares, internal/retry): 429, 5xx and
-// network errors are retried, other 4xx are not.
-func (w *Writer) send(ctx context.Context, body []byte) error {
-	pol := retry.Policy{Initial: w.opts.MinBackoff, Max: w.opts.MaxBackoff}
-	attempts, err := retry.Do(ctx, pol, func(ctx context.Context) error {
-		after, err := w.post(ctx, body)
-		if err == nil {
-			return nil
-		}
-		var se *StatusError
-		if errors.As(err, &se) && !retry.HTTPStatusRetryable(se.StatusCode) {
-			return err // the request itself is wrong: retrying cannot help
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-		return retry.Retryable(err, after)
-	})
-	if attempts > 1 {
-		w.retries.Add(uint64(attempts - 1))
-	}
-	return err
-}
-
-// post makes one request. It returns the server's Retry-After, if any.
-func (w *Writer) post(ctx context.Context, body []byte) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.opts.URL, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	for k, vs := range w.opts.Header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Content-Type", ContentType)
-	req.Header.Set("Content-Encoding", ContentEncoding)
-	req.Header.Set(VersionHeader, Version)
-	req.Header.Set("User-Agent", w.opts.UserAgent)
-	w.requests.Add(1)
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-	if resp.StatusCode/100 == 2 {
-		return 0, nil
-	}
-	return retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), time.Hour), &StatusError{StatusCode: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
-}
-
 // Stats returns the Writer's counters. Safe for concurrent use.
-func (w *Writer) Stats() Stats {
-	s := Stats{
-		Pushes:         w.pushes.Load(),
-		FailedPushes:   w.failedPushes.Load(),
-		Requests:       w.requests.Load(),
-		Retries:        w.retries.Load(),
-		SentSamples:    w.sent.Load(),
-		DroppedSamples: w.dropped.Load(),
-		SentBytes:      w.sentBytes.Load(),
-	}
-	if ns := w.lastSuccess.Load(); ns != 0 {
-		s.LastSuccess = time.Unix(0, ns)
-	}
-	if p := w.lastErr.Load(); p != nil {
-		s.LastError = *p
-	}
-	return s
-}
+func (w *Writer) Stats() Stats { return w.pipe.Stats() }
 
 // AppendWriteRequest appends the uncompressed protobuf WriteRequest of
 // every registered view, with timestamp ts (Unix milliseconds), to dst:
@@ -375,10 +253,12 @@ func (w *Writer) encode(ts int64) {
 	w.cuts = append(w.cuts[:0], 0)
 	w.counts = w.counts[:0]
 	inReq := 0
-	// cut ends a request after every MaxSeriesPerRequest time series.
-	cut := func() {
-		inReq++
-		if inReq == w.opts.MaxSeriesPerRequest {
+	// cut counts a time series; rowDone ends a request once a row has
+	// brought it to MaxSeriesPerRequest, so that a row's series (a
+	// histogram's buckets, _sum and _count) are never split.
+	cut := func() { inReq++ }
+	rowDone := func() {
+		if inReq >= w.opts.MaxSeriesPerRequest {
 			w.cuts = append(w.cuts, len(w.pb))
 			w.counts = append(w.counts, inReq)
 			inReq = 0
@@ -432,6 +312,7 @@ func (w *Writer) encode(ts int64) {
 				w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
 				cut()
 			}
+			rowDone()
 		}
 	}
 	if inReq > 0 {
@@ -454,7 +335,9 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 		case slotName:
 			ls = append(ls, label{sl.name, name})
 		case slotConst:
-			ls = append(ls, label{sl.name, sl.value})
+			if sl.value != "" { // remote write 1.0: empty label values MUST NOT be sent
+				ls = append(ls, label{sl.name, sl.value})
+			}
 		case slotTag:
 			if val := strs[vids[sl.tag]]; val != "" {
 				ls = append(ls, label{sl.name, val})

@@ -64,9 +64,9 @@ func keyOf(metric map[string]string) string {
 func TestBackendRemoteWritePrometheus(t *testing.T) {
 	ns := backendFixture(t)
 	prom := testbackend.StartPrometheus(t, testbackend.PrometheusOptions{RemoteWriteReceiver: true})
-	var log stateLog
+	log := newStateLog()
 	w := newWriter(t, Options{URL: prom.URL + "/api/v1/write", Namespace: "rwit", MaxSeriesPerRequest: 7,
-		ConstLabels: map[string]string{"job": "zerostat", "instance": "test"}, OnStateChange: log.on})
+		ConstLabels: map[string]string{"job": "zerostat", "instance": "test"}, Logger: log.logger})
 	want := expected(t, w, ns)
 	if err := w.Push(context.Background()); err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestBackendRemoteWritePrometheus(t *testing.T) {
 			t.Errorf("%s = %s; pushed %v", k, s.Value, wv)
 		}
 	}
-	if st := w.Stats(); st.DroppedSamples != 0 || st.Requests < 2 || log.String() != "" {
+	if st := w.Stats(); st.DroppedPoints != 0 || st.Requests < 2 || log.String() != "" {
 		t.Errorf("stats %+v, state changes %q", st, log.String())
 	}
 }
@@ -125,7 +125,7 @@ func TestBackendRemoteWriteVictoriaMetrics(t *testing.T) {
 			ts = s.Timestamps[0]
 		}
 	}
-	if st := w.Stats(); st.DroppedSamples != 0 || st.SentSamples != uint64(w.total()) {
+	if st := w.Stats(); st.DroppedPoints != 0 || st.Points != uint64(w.total()) {
 		t.Errorf("stats %+v", st)
 	}
 }

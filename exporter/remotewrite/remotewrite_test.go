@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -19,9 +20,11 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/prometheus"
+	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/internal/snappy"
+	"github.com/zerostat/zerostat/internal/testlog"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -79,8 +82,8 @@ func newWriter(t testing.TB, opts Options) *Writer {
 	if opts.URL == "" {
 		opts.URL = "http://127.0.0.1:1/api/v1/write"
 	}
-	if opts.OnStateChange == nil {
-		opts.OnStateChange = func(error) {}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	w, err := New(opts)
 	if err != nil {
@@ -260,10 +263,11 @@ func TestEncodeAllocs(t *testing.T) {
 
 // received is what a test server got.
 type received struct {
-	mu       sync.Mutex
-	requests int
-	series   []series
-	headers  []http.Header
+	mu         sync.Mutex
+	requests   int
+	series     []series
+	perRequest [][]series // the series of each accepted request
+	headers    []http.Header
 }
 
 func (rc *received) handler(t *testing.T, status func(n int) (int, http.Header)) http.HandlerFunc {
@@ -289,6 +293,7 @@ func (rc *received) handler(t *testing.T, status func(n int) (int, http.Header))
 			}
 			rc.mu.Lock()
 			rc.series = append(rc.series, ss...)
+			rc.perRequest = append(rc.perRequest, ss)
 			rc.mu.Unlock()
 		}
 		w.WriteHeader(code)
@@ -309,8 +314,39 @@ func TestPushHeadersAndSplit(t *testing.T) {
 	}
 	want, _ := decodeWriteRequest(w.AppendWriteRequest(nil, 0))
 	st := w.Stats()
-	if st.SentSamples != uint64(len(want)) || st.DroppedSamples != 0 || st.Requests != uint64((len(want)+4)/5) {
-		t.Errorf("stats %+v; want %d samples in %d requests", st, len(want), (len(want)+4)/5)
+	if st.Points != uint64(len(want)) || st.DroppedPoints != 0 || st.Requests < 2 || st.Requests != uint64(len(rc.perRequest)) {
+		t.Errorf("stats %+v; want %d samples in several requests (%d received)", st, len(want), len(rc.perRequest))
+	}
+	// A request ends only between rows: a histogram's buckets, _sum and
+	// _count are in one request, and every request but the last has at
+	// least MaxSeriesPerRequest series.
+	for i, req := range rc.perRequest {
+		if i < len(rc.perRequest)-1 && len(req) < 5 {
+			t.Errorf("request %d has %d series; want at least 5", i, len(req))
+		}
+		parts := map[string]string{} // histogram row -> the suffixes seen
+		for _, ser := range req {
+			name, key := "", ""
+			for _, l := range ser.labels {
+				switch l.name {
+				case "__name__":
+					name = l.value
+				case "le":
+				default:
+					key += l.name + "=" + l.value + ","
+				}
+			}
+			for _, suf := range []string{"_bucket", "_sum", "_count"} {
+				if base, ok := strings.CutSuffix(name, suf); ok {
+					parts[base+"{"+key+"}"] += suf[1:2]
+				}
+			}
+		}
+		for row, got := range parts {
+			if strings.Contains(got, "b") && (!strings.Contains(got, "s") || !strings.Contains(got, "c")) {
+				t.Errorf("request %d splits histogram row %s (has %q of bucket, sum, count)", i, row, got)
+			}
+		}
 	}
 	if len(rc.series) != len(want) || len(only(rc.series, p)) != 27 {
 		t.Errorf("received %d series (%d of the fixture); want %d (27)", len(rc.series), len(only(rc.series, p)), len(want))
@@ -325,26 +361,31 @@ func TestPushHeadersAndSplit(t *testing.T) {
 	}
 }
 
-// stateLog records OnStateChange calls.
+// stateLog records the changes of state the Writer logs.
 type stateLog struct {
-	mu     sync.Mutex
-	events []string
+	logger *slog.Logger
+	log    *testlog.Log
 }
 
-func (l *stateLog) on(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil {
-		l.events = append(l.events, "ok")
-	} else {
-		l.events = append(l.events, "failing")
-	}
+func newStateLog() *stateLog {
+	l, lg := testlog.New()
+	return &stateLog{logger: l, log: lg}
 }
 
+// String lists the changes: "failing" and "ok", comma-separated.
 func (l *stateLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.events, ",")
+	var ev []string
+	for _, line := range l.log.Lines() {
+		switch {
+		case strings.Contains(line, "exports failing"):
+			ev = append(ev, "failing")
+		case strings.Contains(line, "exports recovered"):
+			ev = append(ev, "ok")
+		default:
+			ev = append(ev, line)
+		}
+	}
+	return strings.Join(ev, ",")
 }
 
 func TestFaults(t *testing.T) {
@@ -358,12 +399,12 @@ func TestFaults(t *testing.T) {
 	}{
 		{"400 is not retried", func(int) (int, http.Header) { return 400, nil }, Options{},
 			func(t *testing.T, st Stats, _ time.Duration, rc *received) {
-				if st.Requests != 1 || st.Retries != 0 || st.SentSamples != 0 || st.DroppedSamples == 0 {
+				if st.Requests != 1 || st.Retries != 0 || st.Points != 0 || st.DroppedPoints == 0 {
 					t.Errorf("stats %+v; want 1 request, no retry, all dropped", st)
 				}
-				var se *StatusError
+				var se *push.HTTPError
 				if !errors.As(st.LastError, &se) || se.StatusCode != 400 || se.Body != "status 400" {
-					t.Errorf("LastError %v; want a StatusError 400 quoting the body", st.LastError)
+					t.Errorf("LastError %v; want an HTTPError 400 quoting the body", st.LastError)
 				}
 			}},
 		{"500 then success", func(n int) (int, http.Header) {
@@ -371,9 +412,9 @@ func TestFaults(t *testing.T) {
 				return 500, nil
 			}
 			return 200, nil
-		}, Options{MinBackoff: 10 * time.Millisecond},
+		}, Options{Retry: Retry{InitialBackoff: 10 * time.Millisecond}},
 			func(t *testing.T, st Stats, _ time.Duration, rc *received) {
-				if st.Requests != 3 || st.Retries != 2 || st.DroppedSamples != 0 || st.SentSamples == 0 {
+				if st.Requests != 3 || st.Retries != 2 || st.DroppedPoints != 0 || st.Points == 0 {
 					t.Errorf("stats %+v; want 3 requests, 2 retries, nothing dropped", st)
 				}
 			}},
@@ -382,9 +423,9 @@ func TestFaults(t *testing.T) {
 				return 429, http.Header{"Retry-After": {"1"}}
 			}
 			return 204, nil
-		}, Options{Interval: 3 * time.Second, MinBackoff: time.Millisecond},
+		}, Options{Interval: 3 * time.Second, Retry: Retry{InitialBackoff: time.Millisecond}},
 			func(t *testing.T, st Stats, elapsed time.Duration, rc *received) {
-				if st.Requests != 2 || st.Retries != 1 || st.DroppedSamples != 0 {
+				if st.Requests != 2 || st.Retries != 1 || st.DroppedPoints != 0 {
 					t.Errorf("stats %+v; want 2 requests, 1 retry, nothing dropped", st)
 				}
 				if elapsed < 900*time.Millisecond {
@@ -395,21 +436,20 @@ func TestFaults(t *testing.T) {
 			return 429, http.Header{"Retry-After": {"60"}}
 		}, Options{Interval: time.Second},
 			func(t *testing.T, st Stats, elapsed time.Duration, rc *received) {
-				if st.Requests != 1 || st.Retries != 0 || st.DroppedSamples == 0 {
-					t.Errorf("stats %+v; want 1 request, no retry, dropped", st)
-				}
-				if elapsed > 500*time.Millisecond {
-					t.Errorf("took %v: should give up at once", elapsed)
+				if st.Requests != 1 || st.Retries != 0 || st.DroppedPoints == 0 {
+					t.Errorf("stats %+v; want 1 request, no retry (given up at once), dropped", st)
 				}
 			}},
 		{"500 until the interval ends", func(int) (int, http.Header) { return 503, nil },
-			Options{Interval: 400 * time.Millisecond, MinBackoff: 5 * time.Millisecond, MaxBackoff: 40 * time.Millisecond},
+			Options{Interval: 2 * time.Second, Retry: Retry{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 40 * time.Millisecond}},
 			func(t *testing.T, st Stats, elapsed time.Duration, rc *received) {
-				if st.Retries < 3 || st.SentSamples != 0 || st.DroppedSamples == 0 {
+				if st.Retries < 3 || st.Points != 0 || st.DroppedPoints == 0 {
 					t.Errorf("stats %+v; want several retries, all dropped", st)
 				}
-				if elapsed > 400*time.Millisecond+200*time.Millisecond {
-					t.Errorf("push took %v; the interval is 400ms", elapsed)
+				// Bounded by the interval (a margin of seconds for a
+				// loaded machine).
+				if elapsed > 2*time.Second+5*time.Second {
+					t.Errorf("push took %v; the interval is 2 s", elapsed)
 				}
 			}},
 	}
@@ -418,16 +458,16 @@ func TestFaults(t *testing.T) {
 			var rc received
 			srv := httptest.NewServer(rc.handler(t, c.status))
 			defer srv.Close()
-			var log stateLog
-			c.opts.URL, c.opts.OnStateChange = srv.URL, log.on
+			log := newStateLog()
+			c.opts.URL, c.opts.Logger = srv.URL, log.logger
 			c.opts.MaxSeriesPerRequest = 1 << 20 // one request per push
 			w := newWriter(t, c.opts)
 			start := time.Now()
 			err := w.Push(context.Background())
 			elapsed := time.Since(start)
 			st := w.Stats()
-			if (err != nil) != (st.DroppedSamples > 0) {
-				t.Errorf("Push error %v with %d dropped", err, st.DroppedSamples)
+			if (err != nil) != (st.DroppedPoints > 0) {
+				t.Errorf("Push error %v with %d dropped", err, st.DroppedPoints)
 			}
 			c.check(t, st, elapsed, &rc)
 			want := "failing"
@@ -451,19 +491,19 @@ func TestDownThenUp(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	var log stateLog
-	w := newWriter(t, Options{URL: "http://" + addr + "/api/v1/write", Interval: 200 * time.Millisecond,
-		MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, OnStateChange: log.on})
+	log := newStateLog()
+	w := newWriter(t, Options{URL: "http://" + addr + "/api/v1/write", Interval: time.Second,
+		Retry: Retry{InitialBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}, Logger: log.logger})
 	for range 3 {
 		if err := w.Push(context.Background()); err == nil {
 			t.Fatal("push to a closed port succeeded")
 		}
 	}
 	st := w.Stats()
-	if st.Pushes != 3 || st.FailedPushes != 3 || st.SentSamples != 0 || st.DroppedSamples == 0 || st.Retries < 3 {
+	if st.Exports != 3 || st.Failures != 3 || st.Points != 0 || st.DroppedPoints == 0 || st.Retries < 3 {
 		t.Errorf("stats %+v", st)
 	}
-	perPush := st.DroppedSamples / 3
+	perPush := st.DroppedPoints / 3
 	// Bring it up on the same address.
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
@@ -481,7 +521,7 @@ func TestDownThenUp(t *testing.T) {
 	if got := log.String(); got != "failing,ok" {
 		t.Errorf("state changes %q; want failing,ok", got)
 	}
-	if st := w.Stats(); st.SentSamples != 2*perPush || st.LastSuccess.IsZero() {
+	if st := w.Stats(); st.Points != 2*perPush || st.LastSuccess.IsZero() {
 		t.Errorf("stats %+v; want %d sent", st, 2*perPush)
 	}
 }
@@ -504,7 +544,7 @@ func TestSlowBackendNeverBlocksRecorders(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	w := newWriter(t, Options{URL: srv.URL, Interval: 600 * time.Millisecond, Timeout: 100 * time.Millisecond,
-		MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+		Retry: Retry{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}})
 
 	pushed := make(chan error, 1)
 	go func() { pushed <- w.Push(context.Background()) }()
@@ -536,7 +576,7 @@ func TestSlowBackendNeverBlocksRecorders(t *testing.T) {
 		t.Fatal("push did not return within its interval")
 	}
 	st := w.Stats()
-	if st.Requests < 2 || st.Retries < 1 || st.SentSamples != 0 || st.DroppedSamples == 0 {
+	if st.Requests < 2 || st.Retries < 1 || st.Points != 0 || st.DroppedPoints == 0 {
 		t.Errorf("stats %+v; want timed-out requests retried and samples dropped", st)
 	}
 }
@@ -550,18 +590,18 @@ func TestStartStop(t *testing.T) {
 	w.Start()
 	w.Start() // no-op
 	deadline := time.Now().Add(5 * time.Second)
-	for w.Stats().Pushes < 2 && time.Now().Before(deadline) {
+	for w.Stats().Exports < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := w.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	pushes := w.Stats().Pushes
+	pushes := w.Stats().Exports
 	if pushes < 3 { // 2 periodic and the final one
 		t.Errorf("%d pushes; want at least 3", pushes)
 	}
 	time.Sleep(120 * time.Millisecond)
-	if got := w.Stats().Pushes; got != pushes {
+	if got := w.Stats().Exports; got != pushes {
 		t.Errorf("pushes went on after Stop: %d then %d", pushes, got)
 	}
 	if err := w.Stop(context.Background()); err != nil { // again: one more push
@@ -622,7 +662,7 @@ func TestNewValidates(t *testing.T) {
 		{URL: "http://x/", Interval: -1},
 		{URL: "http://x/", Interval: time.Second, Timeout: 2 * time.Second},
 		{URL: "http://x/", MaxSeriesPerRequest: -1},
-		{URL: "http://x/", MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+		{URL: "http://x/", Retry: Retry{InitialBackoff: time.Second, MaxBackoff: time.Millisecond}},
 	} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
