@@ -232,7 +232,7 @@ func TestQueueBoundedDropsOldest(t *testing.T) {
 	var got []uint64
 	sink := FuncSink(func(_ context.Context, p Payload) error {
 		if fail {
-			return fmt.Errorf("down")
+			return Retryable(fmt.Errorf("down"), time.Hour) // may pass: queued, not retried now
 		}
 		got = append(got, p.Sequence)
 		return nil
@@ -263,7 +263,7 @@ func TestQueueBoundedDropsOldest(t *testing.T) {
 
 func TestStopReportsUnsent(t *testing.T) {
 	newFixture(t, 5)
-	e, _ := New(FuncSink(func(context.Context, Payload) error { return fmt.Errorf("down") }),
+	e, _ := New(FuncSink(func(context.Context, Payload) error { return Retryable(fmt.Errorf("down"), time.Hour) }),
 		Options{Temporality: Delta, Interval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	e.Start()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -54,7 +54,7 @@ func TestStressExactTotals(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if failing.Load() && rnd.IntN(3) == 0 {
-			return fmt.Errorf("random failure")
+			return Retryable(fmt.Errorf("random failure"), time.Hour) // not retried within the export: queued
 		}
 		pl, err := wire.Decode(p.Data)
 		if err != nil {

@@ -442,12 +442,16 @@ func TestNothingToSend(t *testing.T) {
 }
 
 // TestExportConcurrentSafe exports, reads Stats and records concurrently
-// (run with -race).
+// (run with -race). Every export has seconds: an export cut short after
+// the receiver took it would be sent again, and the exact total below is
+// the point of the test (a loaded machine must not change it).
 func TestExportConcurrentSafe(t *testing.T) {
 	f := newFixture(t)
 	s := newServer(t, nil)
-	e, _ := New(Options{Endpoint: s.URL, Temporality: Delta, Interval: 5 * time.Millisecond})
+	e, _ := New(Options{Endpoint: s.URL, Temporality: Delta, Interval: time.Minute, Timeout: 10 * time.Second})
 	e.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	const recorders, records = 2, 500
@@ -466,13 +470,15 @@ func TestExportConcurrentSafe(t *testing.T) {
 		defer wg.Done()
 		<-start
 		for range 20 {
-			_ = e.Export(context.Background())
+			if err := e.Export(ctx); err != nil {
+				t.Error(err)
+			}
 			_ = e.Stats()
 		}
 	}()
 	close(start)
 	wg.Wait()
-	if err := e.Stop(context.Background()); err != nil {
+	if err := e.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Delta: the counts of all requests add up to every record.
@@ -499,6 +505,9 @@ func TestDeltaQueueRecoversExactly(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if failing.Load() {
+			// Down for an hour: queued at once, not retried within the
+			// export.
+			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -512,7 +521,7 @@ func TestDeltaQueueRecoversExactly(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	e, err := New(Options{Endpoint: srv.URL, Temporality: Delta, Interval: 100 * time.Millisecond,
+	e, err := New(Options{Endpoint: srv.URL, Temporality: Delta, Interval: 30 * time.Second, Timeout: 10 * time.Second,
 		Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -539,6 +548,66 @@ func TestDeltaQueueRecoversExactly(t *testing.T) {
 	defer mu.Unlock()
 	if delivered != uint64(recorded) {
 		t.Errorf("delivered deltas add up to %d; recorded %d", delivered, recorded)
+	}
+}
+
+// TestQueuedDeltaSentWithNothingNew: a delta request queued while the
+// receiver was down is sent by the next export even when that export has
+// no new points, and by Stop (issue 12: the receiver got 0 of 5 records,
+// as Export returned early on an empty snapshot before the queue).
+func TestQueuedDeltaSentWithNothingNew(t *testing.T) {
+	for _, viaStop := range []bool{false, true} {
+		f := newFixture(t)
+		var failing atomic.Bool
+		var mu sync.Mutex
+		var delivered int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if failing.Load() {
+				w.Header().Set("Retry-After", "3600")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if m := decodeRequest(t, body).metrics[f.prefix+"count"]; m != nil {
+				for _, p := range m.points {
+					delivered += p.asInt
+				}
+			}
+		}))
+		defer srv.Close()
+		e, err := New(Options{Endpoint: srv.URL, Temporality: Delta, Interval: time.Minute, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		failing.Store(true)
+		for range 5 {
+			f.record(t, "/a", "200", 2, 10)
+		}
+		if err := e.Export(ctx); err == nil {
+			t.Fatal("export to a failing receiver succeeded")
+		}
+		failing.Store(false)
+		if viaStop {
+			err = e.Stop(ctx)
+		} else {
+			err = e.Export(ctx) // nothing recorded since: no new points
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := delivered
+		mu.Unlock()
+		if st := e.Stats(); got != 5 || st.Queued != 0 || st.Dropped != 0 {
+			t.Errorf("stop=%v: the receiver got %d of 5 records; stats %+v", viaStop, got, st)
+		}
+		if !viaStop {
+			_ = e.Stop(ctx)
+		}
 	}
 }
 

@@ -98,10 +98,12 @@ func (h *HTTP) Post(ctx context.Context, r *Request) error {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		if ctx.Err() != nil || !Transient(err) {
-			return err
+		if ctx.Err() == nil && !Transient(err) {
+			return err // the client cannot make this request: final
 		}
-		return retry.Retryable(err, 0) // refused, reset, timed out: try again
+		// Refused, reset, timed out, cut short: it may pass (the pipeline
+		// does not wait past the export's deadline to try again).
+		return retry.Retryable(err, 0)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))

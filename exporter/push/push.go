@@ -250,27 +250,43 @@ func (p *Pipeline) Stop(ctx context.Context, final func(context.Context) error) 
 // Cycle is one export in progress, handed to the produce function. Not
 // safe for concurrent use.
 type Cycle struct {
-	p   *Pipeline
-	ctx context.Context
-	err error // the cycle's first failure: later requests are not tried
+	p       *Pipeline
+	ctx     context.Context
+	err     error // the cycle's first failure, returned by Export
+	blocked bool  // a transient failure: later requests are not tried
 }
 
-// Send delivers r (retrying as the Config says), or, once a request of
-// this cycle has failed, gives it up without trying: queued with a Queue,
-// dropped without. It returns nil when the producer should go on (the
-// request was delivered or queued), the failure when it should stop
-// (nothing later in this cycle can be delivered or kept).
+// Send delivers r, retrying as the Config says. When delivery fails:
+//
+//   - for a failure that may pass (no answer, 429, 5xx: an error wrapped
+//     by Retryable), r is queued with a Queue, dropped without, and the
+//     rest of the cycle is not tried (it would wait on the same receiver);
+//   - for a final failure (the receiver refused this request: another
+//     4xx), r is dropped and counted — sending it again cannot succeed —
+//     and the cycle goes on with the next request.
+//
+// It returns nil when the producer should go on (r was delivered, queued,
+// or refused alone with a queue), the failure when it should stop.
 func (c *Cycle) Send(r *Request) error {
 	if r.Oversized {
 		c.p.oversized.Add(1)
 	}
-	if c.err == nil {
-		if err := c.p.deliver(c.ctx, r); err != nil {
-			c.err = err
-		}
-		if c.err == nil {
+	if !c.blocked {
+		err := c.p.deliver(c.ctx, r)
+		if err == nil {
 			return nil
 		}
+		if c.err == nil {
+			c.err = err
+		}
+		if !transient(err) {
+			c.p.drop(r)
+			if c.p.cfg.Queue {
+				return nil
+			}
+			return err
+		}
+		c.blocked = true
 	}
 	if c.p.cfg.Queue {
 		c.p.enqueue(r)
@@ -278,6 +294,14 @@ func (c *Cycle) Send(r *Request) error {
 	}
 	c.p.drop(r)
 	return c.err
+}
+
+// transient reports whether a failed delivery may succeed later: the
+// transport marked its error Retryable (retries ran out of time, or were
+// off).
+func transient(err error) bool {
+	var re *retry.Error
+	return errors.As(err, &re)
 }
 
 // Failed reports the cycle's first failure, if any.
@@ -301,7 +325,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	selfstats.RecordViews() // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
-	c.err = p.flush(ctx)
+	c.err, c.blocked = p.flush(ctx)
 	perr := produce(c)
 	err := c.err
 	*c = Cycle{} // keep no context past the export
@@ -342,12 +366,21 @@ func (p *Pipeline) Rejected(n int64, msg string) {
 	}
 }
 
-// flush sends the queued requests, oldest first, until one fails.
-func (p *Pipeline) flush(ctx context.Context) error {
+// flush sends the queued requests, oldest first, until one fails in a
+// way that may pass; one the receiver refuses for good is dropped and
+// counted, so that it cannot hold up those after it. It returns the
+// first failure, and whether it may pass (then the cycle is blocked).
+func (p *Pipeline) flush(ctx context.Context) (first error, blocked bool) {
 	for len(p.queue) > 0 {
 		q := &p.queue[0]
 		if err := p.deliver(ctx, &q.r); err != nil {
-			return err
+			if first == nil {
+				first = err
+			}
+			if transient(err) {
+				return first, true
+			}
+			p.drop(&q.r)
 		}
 		p.qBytes -= len(q.r.Body)
 		p.qPoints -= q.r.Points
@@ -355,7 +388,7 @@ func (p *Pipeline) flush(ctx context.Context) error {
 		p.queue = p.queue[1:]
 	}
 	p.queue = p.queue[:0:0]
-	return nil
+	return first, false
 }
 
 func (p *Pipeline) enqueue(r *Request) {
