@@ -25,9 +25,9 @@ type fakeTransport struct {
 	// retryNow: the failure may pass and is worth retrying at once; else
 	// it asks for an hour (queued, not retried within the export).
 	retryNow bool
-	calls     atomic.Int64
-	points    atomic.Int64
-	seqs      []uint64
+	calls    atomic.Int64
+	points   atomic.Int64
+	seqs     []uint64
 }
 
 func (f *fakeTransport) send(_ context.Context, r *Request) error {
