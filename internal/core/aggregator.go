@@ -39,7 +39,9 @@ type Aggregator struct {
 	khs    []uint64  // HashString of each key
 	order  []int     // order[i]: position in keys of the i-th key by name
 	inv    []int     // inv[p]: name rank of keys[p]
-	bounds []float64 // distribution bounds, sorted, positive, unique
+	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
+	shown  []float64 // distribution bounds, sorted, positive, unique, as registered
+	upper  bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
 	start  time.Time // registration time
 
@@ -86,6 +88,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 	a := &Aggregator{
 		kind:   kind,
 		bounds: bounds,
+		shown:  bounds,
 		slot:   nextSlot.Add(1) - 1,
 		start:  time.Now(),
 		limit:  int64(limit),
@@ -125,7 +128,7 @@ func (a *Aggregator) Kind() Kind { return a.kind }
 func (a *Aggregator) NameOrder() []int { return a.order }
 
 // Bounds returns the distribution bounds. The caller must not modify them.
-func (a *Aggregator) Bounds() []float64 { return a.bounds }
+func (a *Aggregator) Bounds() []float64 { return a.shown }
 
 // Start returns when the aggregator was created.
 func (a *Aggregator) Start() time.Time { return a.start }
