@@ -67,6 +67,10 @@ type Options struct {
 	// add "job" and "instance": set them here so that several processes'
 	// series stay apart.
 	ConstLabels map[string]string
+	// OpenCensusNames names series as OpenCensus's Prometheus exporter
+	// does (see exporter/prometheus's Options.OpenCensusNames), so that
+	// they match a scrape of a handler with the same option.
+	OpenCensusNames bool
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	// Header holds extra request headers (authentication, tenant ids).
@@ -112,7 +116,7 @@ func (e *StatusError) Error() string {
 // Writer: a push reads series with atomic loads.
 type Writer struct {
 	opts   Options
-	consts []promname.Label
+	namer  *promname.Namer // guarded by mu
 	client *http.Client
 
 	mu      sync.Mutex
@@ -171,8 +175,9 @@ func New(opts Options) (*Writer, error) {
 		opts.UserAgent = DefaultUserAgent
 	}
 	w := &Writer{
-		opts:   opts,
-		consts: promname.ConstLabels(opts.ConstLabels),
+		opts: opts,
+		namer: promname.NewNamer(promname.Options{Namespace: opts.Namespace,
+			Consts: promname.ConstLabels(opts.ConstLabels), OpenCensus: opts.OpenCensusNames}),
 		client: opts.Client,
 		fams:   map[*core.View]*family{},
 	}
@@ -355,6 +360,17 @@ func (w *Writer) Stats() Stats {
 	return s
 }
 
+// Err returns an error naming each view left out of the pushes because
+// its series names collide with an earlier registered view's (and that
+// view), as of the last push; nil when none is. Such views are also
+// counted by selfstats' zerostat/refused_views. Safe for concurrent use.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.self.Refused(w.namer.Sync(core.Views()))
+	return w.namer.Err()
+}
+
 // AppendWriteRequest appends the uncompressed protobuf WriteRequest of
 // every registered view, with timestamp ts (Unix milliseconds), to dst:
 // what one push sends, before it is cut into requests and compressed. For
@@ -384,10 +400,16 @@ func (w *Writer) encode(ts int64) {
 			inReq = 0
 		}
 	}
-	for _, v := range core.Views() {
+	views := core.Views()
+	w.self.Refused(w.namer.Sync(views))
+	for _, v := range views {
+		pf := w.namer.Family(v)
+		if pf == nil {
+			continue // refused: its names are an earlier view's (Err)
+		}
 		f := w.fams[v]
-		if f == nil {
-			f = newFamily(v, w.opts.Namespace, w.consts)
+		if f == nil || f.fam != pf {
+			f = newFamily(pf)
 			w.fams[v] = f
 		}
 		f.seen = w.gen
