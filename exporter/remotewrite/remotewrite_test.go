@@ -659,3 +659,35 @@ func TestProtoWidths(t *testing.T) {
 		}
 	}
 }
+
+// TestIssue11NoDuplicateSeries: views whose names collide never put two
+// time series of one name and labels in a request: the later registered
+// is left out and reported. With OpenCensusNames the names are
+// OpenCensus's.
+func TestIssue11NoDuplicateSeries(t *testing.T) {
+	m := stats.Int64("rwcol/m", "", "1")
+	register(t, &view.View{Name: "rwcol/a_b", Measure: m, Aggregation: view.Count()})
+	register(t, &view.View{Name: "rwcol/a.b", Measure: m, Aggregation: view.Count()})
+	stats.Record(context.Background(), m.M(1))
+	for _, oc := range []bool{false, true} {
+		w := newWriter(t, Options{OpenCensusNames: oc})
+		ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, s := range only(ss, "rwcol_") {
+			keys = append(keys, s.key())
+		}
+		want := "[rwcol_a_b_total{}] 1"
+		if oc {
+			want = "[rwcol_a_b{}] 1"
+		}
+		if got := fmt.Sprint(keys, " ", len(keys)); got != want {
+			t.Errorf("OpenCensusNames %v: series %s; want %s", oc, got, want)
+		}
+		if err := w.Err(); err == nil || !strings.Contains(err.Error(), `view "rwcol/a.b" is left out`) {
+			t.Errorf("Err() = %v", err)
+		}
+	}
+}
