@@ -116,7 +116,7 @@ func TestOpenCensusNaming(t *testing.T) {
 		t.Errorf("OpenCensus counter: %+v", c)
 	}
 	h := NewFamily(newView("lat", "ms", core.KindDistribution, false), o)
-	if h.Name != "app_lat" || fmt.Sprint(h.Les) != "[2.5e-05 0.5 1 +Inf]" {
+	if h.Name != "app_lat" || fmt.Sprint(h.Les) != "[2.5e-05 0.5 1 +Inf]" || fmt.Sprint(h.Names()) != "[app_lat app_lat_bucket app_lat_sum app_lat_count]" {
 		t.Errorf("OpenCensus histogram: %+v", h)
 	}
 }

@@ -243,13 +243,19 @@ func NewFamily(v *core.View, o Options) *Family {
 // path: two families sharing one would give invalid output (two "# TYPE"
 // blocks of one name, or duplicate remote-write series).
 func (f *Family) Names() []string {
-	switch {
-	case f.Type == Histogram:
-		return []string{f.Name, f.Name + "_bucket", f.Name + "_sum", f.Name + "_count", f.Created}
-	case f.Type == Counter && f.Created != "":
-		return []string{f.Name, f.Sample, f.Created}
+	names := []string{f.Name}
+	switch f.Type {
+	case Histogram:
+		names = append(names, f.Name+"_bucket", f.Name+"_sum", f.Name+"_count")
+	case Counter:
+		if f.Sample != f.Name {
+			names = append(names, f.Sample)
+		}
 	}
-	return []string{f.Name}
+	if f.Created != "" { // none with OpenCensus naming
+		names = append(names, f.Created)
+	}
+	return names
 }
 
 // ocSanitize is the contrib exporter's sanitize (sanitize.go, with
