@@ -40,8 +40,6 @@ type Aggregator struct {
 	order  []int     // order[i]: position in keys of the i-th key by name
 	inv    []int     // inv[p]: name rank of keys[p]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
-	shown  []float64 // distribution bounds, sorted, positive, unique, as registered
-	upper  bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
 	start  time.Time // registration time
 
@@ -79,6 +77,10 @@ type Aggregator struct {
 	limit      int64
 	overflow   atomic.Pointer[Series]
 	overflowed atomic.Uint64
+
+	// Cold, read by exporters only (kept off the record path's lines).
+	shown []float64 // distribution bounds, sorted, positive, unique, as registered
+	upper bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
