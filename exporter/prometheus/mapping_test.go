@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/selfstats"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -17,6 +18,10 @@ import (
 // Count "x" and a LastValue "x_total") never give two families of one
 // name: the later registered view is left out and reported, naming both.
 func TestIssue11Collisions(t *testing.T) {
+	if err := selfstats.Register(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(selfstats.Unregister)
 	fixtureSeq++
 	p := fmt.Sprintf("col%d", fixtureSeq)
 	m := stats.Int64(p+"/m", "", "1")
@@ -45,6 +50,9 @@ func TestIssue11Collisions(t *testing.T) {
 			t.Errorf("%v: the first registered views' samples are missing:\n%s", f, out)
 		}
 	}
+	if got := refusedViews(t); got != 2 {
+		t.Errorf("zerostat/refused_views{sink=prometheus} = %v; want 2 (counted once each)", got)
+	}
 	err := h.Err()
 	var ce *promname.CollisionError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `view "`+p+`/a.b" is left out`) ||
@@ -56,6 +64,22 @@ func TestIssue11Collisions(t *testing.T) {
 	if out := linesWith(h.AppendFormat(nil, FormatText), p+"_a_b"); !strings.Contains(out, p+"_a_b_total 3\n") {
 		t.Errorf("a.b not exposed once a_b is gone:\n%s", out)
 	}
+}
+
+// refusedViews returns selfstats' count of refused views for the
+// Prometheus sink.
+func refusedViews(t *testing.T) float64 {
+	t.Helper()
+	rows, err := view.RetrieveData("zerostat/refused_views")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if len(r.Tags) == 1 && r.Tags[0].Value == "prometheus" {
+			return r.Data.(*view.SumData).Value
+		}
+	}
+	return 0
 }
 
 // TestIssue11NegativeSum: a counter is never exposed negative; the Sum
