@@ -13,6 +13,7 @@ import (
 	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -253,11 +254,12 @@ func (h *handler) buildView(i int, cv *core.View, now time.Time) *viewModel {
 		return nil
 	}
 	a := cv.Agg
+	m := promname.MetricOf(cv) // the unit and help every exporter gives the view
 	vm := &viewModel{
 		ID:          "view-" + strconv.Itoa(i),
 		Name:        cv.Name,
-		Description: cv.Description,
-		Unit:        unitName(cv.Unit),
+		Description: m.Help,
+		Unit:        unitName(m.Unit),
 		Agg:         aggName(a.Kind()),
 		Keys:        cv.Keys,
 		Since:       a.Start().Format("15:04:05") + " (" + ago(now.Sub(a.Start())) + ")",
@@ -266,9 +268,12 @@ func (h *handler) buildView(i int, cv *core.View, now time.Time) *viewModel {
 		MsgpackURL:  h.snapshotLink(cv.Name, "msgpack"),
 		Card:        cardinality{Len: a.Len(), Limit: a.Limit(), Overflowed: a.Overflowed()},
 	}
-	if a.Kind() == core.KindCount && vm.Unit != "1" {
+	if a.Kind() == core.KindCount && unitName(cv.Unit) != vm.Unit {
 		// A count counts recordings: its values have no unit.
-		vm.MeasureUnit, vm.Unit = vm.Unit, "1"
+		vm.MeasureUnit = unitName(cv.Unit)
+	}
+	if m.UpperInclusive {
+		vm.Agg += " (v <= bound)"
 	}
 	if c := &vm.Card; c.Limit > 0 {
 		c.Percent = min(100, 100*float64(c.Len)/float64(c.Limit))

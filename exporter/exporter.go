@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -82,7 +83,8 @@ type Options struct {
 	// again creates it anew. See docs/reliability.md.
 	EvictIdleAfter int
 	// Resource describes the process. Empty fields get defaults: the
-	// service name "unknown_service", the host name, the process id.
+	// service name "unknown_service:<executable name>", the host name,
+	// the process id.
 	Resource Resource
 	// OnError, if set, is called (from the export goroutine) with each
 	// failed periodic export; the exporter keeps running.
@@ -106,11 +108,13 @@ type Resource struct {
 }
 
 // WithDefaults returns r with its empty fields filled: the service name
-// "unknown_service", this host's name, this process's id. Every exporter
+// "unknown_service:" and the executable's name (the OpenTelemetry
+// resource semantic conventions' default), this host's name, this
+// process's id. Every exporter
 // describes the process with it.
 func (r Resource) WithDefaults() Resource {
 	if r.ServiceName == "" {
-		r.ServiceName = "unknown_service"
+		r.ServiceName = "unknown_service:" + filepath.Base(os.Args[0])
 	}
 	if r.Host == "" {
 		r.Host, _ = os.Hostname()

@@ -20,6 +20,9 @@
 //   - zerostat/evicted_series: series of a view freed after being idle
 //     (exporter.Options.EvictIdleAfter) since it was registered (last
 //     value of the count).
+//   - zerostat/refused_views: views left out of an output because their
+//     metric name is an earlier view's (a Prometheus handler, remote
+//     write), by sink.
 //
 // All functions are safe for concurrent use.
 package selfstats
@@ -52,6 +55,7 @@ var (
 	LiveSeries     = stats.Int64("zerostat/live_series", "Live rows per view", stats.UnitDimensionless)
 	Overflowed     = stats.Int64("zerostat/overflowed_recordings", "Recordings aggregated into a view's overflow row", stats.UnitDimensionless)
 	Evicted        = stats.Int64("zerostat/evicted_series", "Series freed after being idle", stats.UnitDimensionless)
+	RefusedViews   = stats.Int64("zerostat/refused_views", "Views left out of an output because their metric name is another view's", stats.UnitDimensionless)
 )
 
 var views = []*view.View{
@@ -65,6 +69,7 @@ var views = []*view.View{
 	{Name: "zerostat/live_series", Measure: LiveSeries, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 	{Name: "zerostat/overflowed_recordings", Measure: Overflowed, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 	{Name: "zerostat/evicted_series", Measure: Evicted, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
+	{Name: "zerostat/refused_views", Measure: RefusedViews, Aggregation: view.Sum(), TagKeys: []tag.Key{KeySink}},
 }
 
 // Views returns the self-observability views.
@@ -102,6 +107,14 @@ func (s *Sink) Export(err error, d time.Duration, retries, dropped int) {
 	}
 	stats.Record(ctx, Exports.M(1), ExportDuration.M(float64(d)/float64(time.Millisecond)),
 		Retries.M(int64(retries)), Dropped.M(int64(dropped)))
+}
+
+// Refused records n views newly left out of the sink's output because
+// their metric names collide with other views' (n 0 records nothing).
+func (s *Sink) Refused(n int) {
+	if n > 0 {
+		stats.Record(s.ok, RefusedViews.M(int64(n)))
+	}
 }
 
 // Payload records one payload sent.

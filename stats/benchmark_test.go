@@ -226,6 +226,21 @@ func BenchmarkHistogram2Tags(b *testing.B) {
 	bv.expect(b, float64(b.N))
 }
 
+// BenchmarkHistogram2Tags_UpperInclusive: the same with Prometheus's
+// bucket rule (view.DistributionUpperInclusive); it must cost the same.
+func BenchmarkHistogram2Tags_UpperInclusive(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.DistributionUpperInclusive(benchBounds...), ks...)
+	ctx := benchCtx(b, ks)
+	b.ReportAllocs()
+	var v int64
+	for b.Loop() {
+		v = (v + 7919) & 65535
+		stats.Record(ctx, bv.m.M(v))
+	}
+	bv.expect(b, float64(b.N))
+}
+
 func BenchmarkHistogram2Tags_Parallel(b *testing.B) {
 	ks := keys(2)
 	bv := newBenchView(b, view.Distribution(benchBounds...), ks...)

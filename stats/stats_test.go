@@ -62,6 +62,9 @@ func TestRecordAllocs(t *testing.T) {
 	dist := stats.Float64("allocs/dist", "", stats.UnitMilliseconds)
 	register(t, &view.View{Measure: dist, Aggregation: view.Distribution(bounds...), TagKeys: []tag.Key{keyA, keyB}})
 
+	distUp := stats.Float64("allocs/dist_upper", "", stats.UnitMilliseconds)
+	register(t, &view.View{Measure: distUp, Aggregation: view.DistributionUpperInclusive(bounds...), TagKeys: []tag.Key{keyA, keyB}})
+
 	last := stats.Float64("allocs/last", "", stats.UnitDimensionless)
 	register(t, &view.View{Measure: last, Aggregation: view.LastValue(), TagKeys: []tag.Key{keyA}})
 
@@ -93,6 +96,7 @@ func TestRecordAllocs(t *testing.T) {
 		{"no view", func() { stats.Record(ctx2, noView.M(1)) }},
 		{"sum 2 tags", func() { stats.Record(ctx2, sum.M(1)) }},
 		{"distribution 15 bounds 2 tags", func() { v += 7; stats.Record(ctx2, dist.M(v)) }},
+		{"distribution upper-inclusive 15 bounds 2 tags", func() { v += 7; stats.Record(ctx2, distUp.M(v)) }},
 		{"8 measures 8 tags", func() {
 			stats.Record(ctx8, ms8[0].M(1), ms8[1].M(2), ms8[2].M(3), ms8[3].M(4),
 				ms8[4].M(5), ms8[5].M(6), ms8[6].M(7), ms8[7].M(8))

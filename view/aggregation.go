@@ -47,6 +47,12 @@ func (t AggType) kind() core.Kind {
 type Aggregation struct {
 	Type    AggType   // Type is the kind of aggregation.
 	Buckets []float64 // Buckets are a distribution's bucket bounds.
+	// UpperInclusive, for a distribution, counts a value equal to a bound
+	// in the bucket that bound closes (b[i-1] < v <= b[i], Prometheus's
+	// "le" and OpenTelemetry's rule) instead of the bucket above it
+	// (OpenCensus's rule, the default). See DistributionUpperInclusive.
+	// Not in OpenCensus.
+	UpperInclusive bool
 }
 
 var (
@@ -72,8 +78,28 @@ func Sum() *Aggregation { return aggSum }
 //
 // Recording into a distribution costs a bound search (linear up to 16
 // bounds, binary above) and four atomic updates.
+//
+// Exporters label bucket i with its upper bound (Prometheus's le="b[i]",
+// OTLP's explicit_bounds), which under this rule counts values below the
+// bound only: with bounds 1, 5, 10 a value of 5 is counted as "> 5".
+// Prefer DistributionUpperInclusive for views read mainly through
+// Prometheus or OpenTelemetry (docs/metric-mapping.md).
 func Distribution(bounds ...float64) *Aggregation {
 	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds}
+}
+
+// DistributionUpperInclusive is Distribution with Prometheus's and
+// OpenTelemetry's bucket rule: with bounds b0 < b1 < ... < bn the buckets
+// are (-Inf, b0], (b0, b1], ..., (bn, +Inf), so a value equal to a bound
+// counts in the bucket labelled le="bound", and Prometheus's
+// histogram_quantile and OTLP's bucket_counts mean what they say. Count,
+// sum, min, max, mean and sum of squared deviation are the same as
+// Distribution's; only the bucket counts of values equal to a bound
+// differ. Recording costs exactly what Distribution's does (the bound
+// search compares against the next float above each bound). Not in
+// OpenCensus.
+func DistributionUpperInclusive(bounds ...float64) *Aggregation {
+	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds, UpperInclusive: true}
 }
 
 // LastValue keeps the last recorded value. Its data is *LastValueData.

@@ -159,6 +159,7 @@ func (v *View) canonicalize() error {
 func (a *View) same(b *View) bool {
 	return a == b || (a.Measure.Name() == b.Measure.Name() &&
 		a.Aggregation.Type == b.Aggregation.Type &&
+		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		slices.Equal(a.TagKeys, b.TagKeys))
 }
@@ -224,7 +225,12 @@ func Register(vs ...*View) error {
 			measure: core.MeasureFor(m.Name(), m.Description(), m.Unit()),
 			agg:     core.NewAggregator(v.Aggregation.Type.kind(), names, bounds, v.limit()),
 		}
-		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg}
+		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
+			r.agg.CountUpperInclusive()
+		}
+		_, isInt := m.(*stats.Int64Measure)
+		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
+			Measure: r.measure, Int: isInt}
 		views[v.Name] = r
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)

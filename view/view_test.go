@@ -604,3 +604,49 @@ func TestReRegisterConcurrentWithReaders(t *testing.T) {
 	}()
 	wg.Wait()
 }
+
+// TestIssue11BucketRule: values on a bound count in the bucket above it
+// with Distribution (OpenCensus) and in the bucket the bound closes with
+// DistributionUpperInclusive (Prometheus's le, OTel's explicit bounds).
+func TestIssue11BucketRule(t *testing.T) {
+	m := stats.Float64("agg/bucketrule", "", "")
+	oc := &view.View{Name: "rule/oc", Measure: m, Aggregation: view.Distribution(1, 5, 10, 50)}
+	up := &view.View{Name: "rule/upper", Measure: m, Aggregation: view.DistributionUpperInclusive(1, 5, 10, 50)}
+	// Over 16 bounds the search is binary: check that path too.
+	var many []float64
+	for i := 1; i <= 20; i++ {
+		many = append(many, float64(i))
+	}
+	upMany := &view.View{Name: "rule/upper_many", Measure: m, Aggregation: view.DistributionUpperInclusive(many...)}
+	register(t, oc, up, upMany)
+	for _, v := range []float64{5, 10, 50, math.Nextafter(5, 6), math.NaN(), math.Inf(-1), math.Inf(1)} {
+		stats.Record(context.Background(), m.M(v))
+	}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"rule/oc", "[1 0 2 1 3]"},    // -Inf | 5, 5+ε | 10 | 50, NaN, +Inf
+		{"rule/upper", "[1 1 2 1 2]"}, // -Inf | 5 | 5+ε, 10 | 50 | NaN, +Inf
+	} {
+		d := rows(t, tc.name)[0].Data.(*view.DistributionData)
+		if got := fmt.Sprint(d.CountPerBucket); got != tc.want || d.Count != 7 {
+			t.Errorf("%s: buckets %s count %d; want %s, 7", tc.name, got, d.Count, tc.want)
+		}
+		if fmt.Sprint(d.Bounds()) != "[1 5 10 50]" {
+			t.Errorf("%s: bounds %v; want the registered [1 5 10 50]", tc.name, d.Bounds())
+		}
+	}
+	d := rows(t, "rule/upper_many")[0].Data.(*view.DistributionData)
+	want := make([]int64, 21)
+	want[0] = 1                         // -Inf
+	want[4], want[5], want[9] = 1, 1, 1 // 5 in (4,5], 5+ε in (5,6], 10 in (9,10]
+	want[20] = 3                        // 50, NaN, +Inf
+	if fmt.Sprint(d.CountPerBucket) != fmt.Sprint(want) {
+		t.Errorf("rule/upper_many: buckets %v; want %v", d.CountPerBucket, want)
+	}
+	// The rule is part of what a view aggregates: another rule under the
+	// same name is a different view.
+	if err := view.Register(&view.View{Name: "rule/oc", Measure: m, Aggregation: view.DistributionUpperInclusive(1, 5, 10, 50)}); err == nil {
+		t.Error("registering rule/oc again with the other bucket rule succeeded")
+	}
+}

@@ -238,18 +238,24 @@ func TestMatchesOfficial(t *testing.T) {
 						if tm.end != end || tm.end < ns(before) || tm.end > ns(after) {
 							t.Errorf("metric %q: time %d; want the export's, within [%d, %d]", m.Name, tm.end, ns(before), ns(after))
 						}
-						switch {
-						case m.GetGauge() != nil:
-							if tm.start != 0 {
-								t.Errorf("gauge %q: start %d; want none", m.Name, tm.start)
-							}
-						case temporality == otlp.Delta && phase > 0:
-							if tm.start != prevEnd {
-								t.Errorf("metric %q: start %d; want the previous export's time %d", m.Name, tm.start, prevEnd)
-							}
-						default:
-							if tm.start < ns(w.registered) || tm.start > ns(w.regAfter) {
-								t.Errorf("metric %q: start %d; want the view's registration, within [%d, %d]", m.Name, tm.start, ns(w.registered), ns(w.regAfter))
+						for _, start := range tm.starts {
+							switch {
+							case m.GetGauge() != nil:
+								if start != 0 {
+									t.Errorf("gauge %q: start %d; want none", m.Name, start)
+								}
+							case temporality == otlp.Delta && phase > 0:
+								if start != prevEnd {
+									t.Errorf("metric %q: start %d; want the previous export's time %d", m.Name, start, prevEnd)
+								}
+							case temporality == otlp.Delta:
+								if start < ns(w.registered) || start > ns(w.regAfter) {
+									t.Errorf("metric %q: start %d; want the view's registration, within [%d, %d]", m.Name, start, ns(w.registered), ns(w.regAfter))
+								}
+							default: // cumulative: the series' creation, at its first record
+								if start < ns(w.registered) || start > ns(before) {
+									t.Errorf("metric %q: start %d; want its series' creation, within [%d, %d]", m.Name, start, ns(w.registered), ns(before))
+								}
 							}
 						}
 						ts[m.Name] = tm

@@ -3,7 +3,9 @@ package otlpcheck
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -18,16 +20,19 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
 
 // The reference conversion: the OTLP request for the same data, built with
 // the official types from what the public API reports (view.RetrieveData
 // rows), independently of exporter/otlp. It follows the mapping documented
-// in exporter/otlp: Count → monotonic Sum of ints; Sum → non-monotonic Sum
-// of doubles; LastValue → Gauge; Distribution → Histogram with explicit
-// bounds (sum only when no value is negative; with delta temporality, min
-// and max only for a series' first interval). The overflow row of a view
+// in exporter/otlp and docs/metric-mapping.md: Count → monotonic Sum of
+// ints, unit "1"; Sum → Sum, monotonic unless a point is negative, of ints
+// for an Int64 measure and doubles otherwise; LastValue → Gauge, ints for
+// an Int64 measure; Distribution → Histogram with explicit bounds (sum
+// only when no value is negative; with delta temporality, min and max only
+// for a series' first interval). The overflow row of a view
 // past its cardinality limit has the bool attribute otel.metric.overflow.
 
 // snapshot is the rows of some views at one time, by view name.
@@ -60,8 +65,23 @@ func strAttr(k, v string) *commonpb.KeyValue {
 }
 
 // times are a metric's timestamps, which the reference cannot know: the
-// test checks them separately and hands them over.
-type times struct{ start, end uint64 }
+// test checks them separately and hands them over. starts are each
+// point's start, by attrsKey.
+type times struct {
+	start, end uint64
+	starts     map[string]uint64
+}
+
+// number is a NumberDataPoint value: an int for an Int64 measure's
+// integral values.
+func number(dp *metricspb.NumberDataPoint, isInt bool, x float64) *metricspb.NumberDataPoint {
+	if isInt && x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+		dp.Value = &metricspb.NumberDataPoint_AsInt{AsInt: int64(x)}
+	} else {
+		dp.Value = &metricspb.NumberDataPoint_AsDouble{AsDouble: x}
+	}
+	return dp
+}
 
 // referenceMetrics converts the rows of vs (sorted by name, as the
 // exporter writes them) at cur; prev is the snapshot of the previous
@@ -82,6 +102,7 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 		}
 		t := ts[v.Name]
 		m := &metricspb.Metric{Name: v.Name, Description: v.Description, Unit: v.Measure.Unit()}
+		_, isInt := v.Measure.(*stats.Int64Measure)
 		attrs := func(r *view.Row) []*commonpb.KeyValue {
 			var kvs []*commonpb.KeyValue
 			for _, tg := range r.Tags {
@@ -97,6 +118,10 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 		var n int
 		switch v.Aggregation.Type {
 		case view.AggTypeCount:
+			m.Unit = "1" // it counts recordings
+			if v.Description == v.Measure.Description() {
+				m.Description = "Count of " + v.Measure.Name() + " recordings: " + v.Description
+			}
 			sum := &metricspb.Sum{AggregationTemporality: temporality, IsMonotonic: true}
 			for _, r := range cur[v.Name] {
 				c := r.Data.(*view.CountData).Value
@@ -106,12 +131,13 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 				if delta && c == 0 {
 					continue
 				}
-				sum.DataPoints = append(sum.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
-					StartTimeUnixNano: t.start, TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsInt{AsInt: c}})
+				a := attrs(r)
+				sum.DataPoints = append(sum.DataPoints, &metricspb.NumberDataPoint{Attributes: a,
+					StartTimeUnixNano: t.starts[attrsKey(a)], TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsInt{AsInt: c}})
 			}
 			m.Data, n = &metricspb.Metric_Sum{Sum: sum}, len(sum.DataPoints)
 		case view.AggTypeSum:
-			sum := &metricspb.Sum{AggregationTemporality: temporality}
+			sum := &metricspb.Sum{AggregationTemporality: temporality, IsMonotonic: true}
 			for _, r := range cur[v.Name] {
 				x := r.Data.(*view.SumData).Value
 				if b := before[rowKey(r)]; b != nil {
@@ -120,15 +146,19 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 				if delta && x == 0 {
 					continue
 				}
-				sum.DataPoints = append(sum.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
-					StartTimeUnixNano: t.start, TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: x}})
+				if !(x >= 0) {
+					sum.IsMonotonic = false
+				}
+				a := attrs(r)
+				sum.DataPoints = append(sum.DataPoints, number(&metricspb.NumberDataPoint{Attributes: a,
+					StartTimeUnixNano: t.starts[attrsKey(a)], TimeUnixNano: t.end}, isInt, x))
 			}
 			m.Data, n = &metricspb.Metric_Sum{Sum: sum}, len(sum.DataPoints)
 		case view.AggTypeLastValue:
 			g := &metricspb.Gauge{}
 			for _, r := range cur[v.Name] {
-				g.DataPoints = append(g.DataPoints, &metricspb.NumberDataPoint{Attributes: attrs(r),
-					TimeUnixNano: t.end, Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: r.Data.(*view.LastValueData).Value}})
+				g.DataPoints = append(g.DataPoints, number(&metricspb.NumberDataPoint{Attributes: attrs(r),
+					TimeUnixNano: t.end}, isInt, r.Data.(*view.LastValueData).Value))
 			}
 			m.Data, n = &metricspb.Metric_Gauge{Gauge: g}, len(g.DataPoints)
 		default:
@@ -153,7 +183,8 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 				if count == 0 {
 					continue
 				}
-				dp := &metricspb.HistogramDataPoint{Attributes: attrs(r), StartTimeUnixNano: t.start, TimeUnixNano: t.end,
+				a := attrs(r)
+				dp := &metricspb.HistogramDataPoint{Attributes: a, StartTimeUnixNano: t.starts[attrsKey(a)], TimeUnixNano: t.end,
 					Count: count, BucketCounts: buckets}
 				if len(d.Bounds()) > 0 {
 					dp.ExplicitBounds = d.Bounds()
@@ -198,7 +229,7 @@ func referenceRequest(r exporter.Resource, metrics []*metricspb.Metric) *colmetr
 		host, _ = os.Hostname()
 	}
 	res := &resourcepb.Resource{Attributes: []*commonpb.KeyValue{
-		strAttr("service.name", cmp.Or(r.ServiceName, "unknown_service")),
+		strAttr("service.name", cmp.Or(r.ServiceName, "unknown_service:"+filepath.Base(os.Args[0]))),
 		strAttr("host.name", host),
 		{Key: "process.pid", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(cmp.Or(r.PID, os.Getpid()))}}},
 	}}
@@ -304,33 +335,40 @@ func diff(got, want *colmetricspb.ExportMetricsServiceRequest) string {
 	return sb.String()
 }
 
-// pointTimes returns the start and end times of m's data points, and
-// whether they all agree.
+// pointTimes returns the times of m's data points: each one's start (a
+// cumulative point starts when its series was created), the first one's
+// as start, and their end, and whether they all end at the same time.
 func pointTimes(m *metricspb.Metric) (t times, ok bool) {
 	var pts [][2]uint64
+	t.starts = map[string]uint64{}
+	add := func(a []*commonpb.KeyValue, start, end uint64) {
+		pts = append(pts, [2]uint64{start, end})
+		t.starts[attrsKey(a)] = start
+	}
 	switch d := m.Data.(type) {
 	case *metricspb.Metric_Sum:
 		for _, p := range d.Sum.DataPoints {
-			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+			add(p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano)
 		}
 	case *metricspb.Metric_Gauge:
 		for _, p := range d.Gauge.DataPoints {
-			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+			add(p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano)
 		}
 	case *metricspb.Metric_Histogram:
 		for _, p := range d.Histogram.DataPoints {
-			pts = append(pts, [2]uint64{p.StartTimeUnixNano, p.TimeUnixNano})
+			add(p.Attributes, p.StartTimeUnixNano, p.TimeUnixNano)
 		}
 	}
 	if len(pts) == 0 {
 		return t, false
 	}
 	for _, p := range pts[1:] {
-		if p != pts[0] {
+		if p[1] != pts[0][1] {
 			return t, false
 		}
 	}
-	return times{pts[0][0], pts[0][1]}, true
+	t.start, t.end = pts[0][0], pts[0][1]
+	return t, true
 }
 
 func ns(t time.Time) uint64 { return uint64(t.UnixNano()) }

@@ -103,7 +103,10 @@ func zerostatFixture(tb testing.TB) {
 			if j >= nCounters {
 				unit, agg = stats.UnitMilliseconds, view.Distribution(bounds16...)
 			}
-			ms[j] = stats.Float64("expo/m"+fmt.Sprint(j), help(j), unit)
+			// The measure's description is not the view's: a Count view
+			// with its measure's description gets a help of its own
+			// ("Count of ... recordings: ...").
+			ms[j] = stats.Float64("expo/m"+fmt.Sprint(j), "measure "+fmt.Sprint(j), unit)
 			// A clone: Register sorts TagKeys in place.
 			v := &view.View{Name: viewName(j), Description: help(j), Measure: ms[j], Aggregation: agg, TagKeys: slices.Clone(keys)}
 			if err := view.Register(v); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 
 	zsprom "github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/remotewrite"
+	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/race"
 	zsnappy "github.com/zerostat/zerostat/internal/snappy"
 )
@@ -114,9 +116,18 @@ func decodeOfficial(t testing.TB, raw []byte) []rwSample {
 				t.Fatalf("time series %d: empty value for %q", i, n)
 			}
 			prev = n
-			if n == "__name__" {
+			switch n {
+			case "__name__":
 				name = v
-			} else {
+			case "le":
+				// Spelled as in every other output (OpenMetrics's "1.0"),
+				// compared by value with the parsed exposition.
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil || v != string(promname.AppendOpenMetricsFloat(nil, f)) {
+					t.Fatalf("time series %d: le=%q is not a canonical number", i, v)
+				}
+				ls = append(ls, "le="+strconv.FormatFloat(f, 'g', -1, 64))
+			default:
 				ls = append(ls, n+"="+v)
 			}
 		}

@@ -100,6 +100,14 @@ type dpoint struct {
 	bounds      []float64
 }
 
+// value is the point's number, whichever field carries it.
+func (p *dpoint) value() float64 {
+	if p.isInt {
+		return float64(p.asInt)
+	}
+	return p.asDouble
+}
+
 func decodeRequest(t testing.TB, b []byte) *decoded {
 	t.Helper()
 	req, err := parseMsg(b)

@@ -21,17 +21,21 @@
 //
 // Each view is one Metric (name, description, unit), each of its series
 // one data point whose attributes are the series' tag values (keys whose
-// value is absent are left out):
+// value is absent are left out). The mapping is the one every zerostat
+// output uses (docs/metric-mapping.md):
 //
-//   - Count: a Sum, monotonic, of integers (as_int);
-//   - Sum: a Sum of doubles, not monotonic (a Sum view can receive negative
-//     values);
-//   - LastValue: a Gauge of doubles;
+//   - Count: a Sum, monotonic, of integers (as_int), unit "1" (it counts
+//     recordings, whatever the measure's unit);
+//   - Sum: a Sum, monotonic, of integers for an Int64 measure and doubles
+//     for a Float64 one, in the measure's unit; in an export where one of
+//     its points is negative or NaN, the Sum is sent non-monotonic
+//     (values unchanged);
+//   - LastValue: a Gauge, of integers for an Int64 measure;
 //   - Distribution: a Histogram with the view's explicit bounds, the count,
 //     sum, bucket counts, min and max of each series.
 //
 // Sums and histograms are cumulative (as OpenCensus reports them; a point
-// starts when its view was registered) or delta (Options.Temporality; a
+// starts when its series was created) or delta (Options.Temporality; a
 // point covers the time since the previous export, and series with
 // nothing new are left out). The resource has the attributes service.name,
 // host.name, process.pid and those of Options.Resource; the instrumentation
@@ -41,17 +45,15 @@
 //
 // Differences that cannot be avoided:
 //
-//   - Bucket boundaries. OpenCensus, and so zerostat, count a value equal
-//     to a bound in the bucket above it: bucket i holds
+//   - Bucket boundaries. view.Distribution counts as OpenCensus does, a
+//     value equal to a bound in the bucket above it: bucket i holds
 //     bounds[i-1] <= v < bounds[i]. OTLP's explicit buckets include their
 //     upper bound: bounds[i-1] < v <= bounds[i]. The counts are sent as
 //     aggregated, so a receiver reads a value recorded exactly on a bound
 //     as belonging to the next bucket (a 5 with bounds 1, 5, 10 lands in
-//     OTLP's (5, 10]). Which bucket held such a value is lost at
-//     aggregation and cannot be corrected afterwards; with continuous
-//     measurements (latencies) a value exactly on a bound is rare. Choose
-//     bounds between the discrete values you record (4.5 rather than 5)
-//     when it matters.
+//     OTLP's (5, 10]). Views made with view.DistributionUpperInclusive
+//     count by OTLP's rule, and their bucket_counts are exact (values
+//     5, 10, 50 with bounds 1, 5, 10, 50: [0 1 1 1 0]).
 //   - Histogram sum. OTLP says the sum must be left out when negative
 //     values were recorded (for compatibility with OpenMetrics); it is,
 //     for series whose minimum is negative.

@@ -12,6 +12,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
+	"github.com/zerostat/zerostat/internal/promname"
 )
 
 // ScopeName is the instrumentation scope name of every metric written.
@@ -60,6 +61,7 @@ var overflowAttr = func() []byte {
 // its values and the size of its encoded message.
 type point struct {
 	s          *core.Series
+	start      uint64  // start_time_unix_nano: the series' start (cumulative) or the interval's (delta)
 	overflow   bool    // s is the view's overflow series
 	count      uint64  // Count; a distribution's count
 	value      float64 // Sum, LastValue; a distribution's sum
@@ -74,13 +76,17 @@ type point struct {
 // ExportMetricsServiceRequest messages in the protobuf binary encoding
 // (the body of an OTLP/HTTP or the message of an OTLP/gRPC export).
 //
-// Mapping: a Count view becomes a monotonic Sum of integers; a Sum view a
-// non-monotonic Sum of doubles (a Sum view can receive negative values); a
-// LastValue view a Gauge; a Distribution view a Histogram with explicit
-// bounds, count, sum, bucket counts, min and max. Each series is one data
-// point, with its tag values as string attributes (absent keys left out);
-// a view's overflow series has the attribute otel.metric.overflow=true.
-// The package documentation lists what cannot be mapped exactly.
+// Mapping (internal/promname.MetricOf, docs/metric-mapping.md): a Count
+// view becomes a monotonic Sum of integers with unit "1"; a Sum view a
+// monotonic Sum (integers for an Int64 measure), non-monotonic in an
+// export where one of its points is negative or NaN; a LastValue view a
+// Gauge (integers for an Int64 measure); a Distribution view a Histogram
+// with explicit bounds, count, sum, bucket counts, min and max, in the
+// measure's unit. Each series is one data point, with its tag values as
+// string attributes (absent keys left out), starting when the series was
+// created (cumulative) or at the previous export (delta); a view's
+// overflow series has the attribute otel.metric.overflow=true. The
+// package documentation lists what cannot be mapped exactly.
 //
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
@@ -101,6 +107,7 @@ type Encoder struct {
 	keyOff  []int          // key i is keys[keyOff[i]:keyOff[i+1]]
 	bounds  []byte         // the current view's encoded explicit_bounds field
 	delta   *delta.Tracker // nil: cumulative
+	metrics map[*core.View]*viewMetric
 	seq     uint64
 	npoints int
 }
@@ -113,7 +120,7 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 		return nil, fmt.Errorf("otlp: unknown Temporality %d", t)
 	}
 	r = r.WithDefaults()
-	e := &Encoder{temporality: t}
+	e := &Encoder{temporality: t, metrics: map[*core.View]*viewMetric{}}
 	if t == Delta {
 		e.delta = delta.NewTracker(0)
 	}
@@ -141,6 +148,12 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	// each as varints), the resource and the scope.
 	e.headRoom = 2*(1+10) + len(e.resource) + len(e.scope)
 	return e, nil
+}
+
+// viewMetric is a view's mapping, and the last Encode that saw the view.
+type viewMetric struct {
+	promname.Metric
+	seq uint64
 }
 
 // stringAttrSize returns the size of a KeyValue with a string value,
@@ -196,7 +209,14 @@ func (e *Encoder) Encode(end time.Time) []byte {
 	for _, v := range core.Views() {
 		b = e.appendMetric(b, v, endNs)
 	}
-	e.delta.End()                            // forget the views no longer registered
+	e.delta.End() // forget the views no longer registered
+	if len(e.metrics) > len(core.Views()) {
+		for v, m := range e.metrics {
+			if m.seq != e.seq {
+				delete(e.metrics, v)
+			}
+		}
+	}
 	sm := len(e.scope) + len(b) - e.headRoom // ScopeMetrics
 	rm := len(e.resource) + lenFieldSize(sm) // ResourceMetrics
 	h := appendLen(e.head[:0], tagRequestResourceMetrics, rm)
@@ -234,6 +254,13 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		}
 		st.Last = int64(end)
 	}
+	vm := e.metrics[v]
+	if vm == nil { // the mapping is computed once per view
+		vm = &viewMetric{Metric: promname.MetricOf(v)}
+		e.metrics[v] = vm
+	}
+	vm.seq = e.seq
+	m := &vm.Metric
 	if kind == core.KindDistribution {
 		if cap(e.buckets) < nb {
 			e.buckets = make([]int64, nb)
@@ -272,10 +299,17 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	e.counts = e.counts[:0]
 	data := 0       // the Gauge, Sum or Histogram message
 	defer st.Done() // every series of the view read: acknowledge its seals
+	monotonic := m.Monotonic
 	for _, s := range e.series {
-		p := point{s: s, overflow: s == overflow}
+		p := point{s: s, overflow: s == overflow, start: start}
+		if st == nil { // cumulative: since the series began
+			p.start = uint64(s.Start().UnixNano())
+		}
 		if !e.read(kind, s, st, &p) {
 			continue
+		}
+		if kind == core.KindSum && !promname.CounterValid(p.value) {
+			monotonic = false
 		}
 		p.size = fixed
 		if p.overflow {
@@ -312,6 +346,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	case core.KindSum:
 		dataTag = tagMetricSum
 		data += 2 // aggregation_temporality; is_monotonic false is left out
+		if monotonic {
+			data += 2
+		}
 	case core.KindLastValue:
 		dataTag = tagMetricGauge
 	default:
@@ -325,7 +362,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			}
 		}
 	}
-	name, desc, unit := e.str(v.NameID), e.str(v.DescriptionID), e.str(v.UnitID)
+	name, desc, unit := e.str(v.NameID), m.Help, m.Unit
 	metric := lenFieldSize(len(name)) + lenFieldSize(data)
 	if desc != "" {
 		metric += lenFieldSize(len(desc))
@@ -351,21 +388,21 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		b = appendLen(b, tagDataPoints, p.size)
 		switch kind {
 		case core.KindCount:
-			b = appendFixed(b, tagNDPStart, start)
+			b = appendFixed(b, tagNDPStart, p.start)
 			b = appendFixed(b, tagNDPTime, end)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
 			b = appendFixed(b, tagNDPAsInt, p.count)
 		case core.KindSum:
-			b = appendFixed(b, tagNDPStart, start)
+			b = appendFixed(b, tagNDPStart, p.start)
 			b = appendFixed(b, tagNDPTime, end)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
-			b = appendFixed(b, tagNDPAsDouble, math.Float64bits(p.value))
+			b = appendNumber(b, m.Int, p.value)
 		case core.KindLastValue:
 			b = appendFixed(b, tagNDPTime, end)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
-			b = appendFixed(b, tagNDPAsDouble, math.Float64bits(p.value))
+			b = appendNumber(b, m.Int, p.value)
 		default:
-			b = appendFixed(b, tagHDPStart, start)
+			b = appendFixed(b, tagHDPStart, p.start)
 			b = appendFixed(b, tagHDPTime, end)
 			b = appendFixed(b, tagHDPCount, p.count)
 			if p.hasSum {
@@ -386,10 +423,23 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	if kind != core.KindLastValue { // a Gauge has no temporality
 		b = append(b, tagTemporality, byte(temporality))
 	}
-	if kind == core.KindCount {
+	if kind == core.KindCount || kind == core.KindSum && monotonic {
 		b = append(b, tagMonotonic, 1)
 	}
 	return b
+}
+
+// appendNumber appends a NumberDataPoint's value: as_int when the metric
+// has integer points and v is an integer an int64 holds (always, for an
+// Int64 measure, unless a Float64 measure of the same name recorded into
+// the view), as_double otherwise. Both are 8-byte fields.
+func appendNumber(b []byte, isInt bool, v float64) []byte {
+	if isInt {
+		if i, ok := promname.IntValue(v); ok {
+			return appendFixed(b, tagNDPAsInt, uint64(i))
+		}
+	}
+	return appendFixed(b, tagNDPAsDouble, math.Float64bits(v))
 }
 
 // appendAttrs appends the attributes of p: its series' tag values with the

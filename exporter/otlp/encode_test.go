@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestEncodeMapping(t *testing.T) {
 	}
 
 	c := f.metric(t, d, "count")
-	if c.kind != "sum" || !c.monotonic || c.temporality != temporalityCumulative || c.unit != "ms" || c.desc != "Latency" {
+	if c.kind != "sum" || !c.monotonic || c.temporality != temporalityCumulative || c.unit != "1" || c.desc != "Count of "+f.prefix+"latency recordings: Latency" {
 		t.Errorf("count: %+v", c)
 	}
 	if got := c.pointNames(); !slices.Equal(got, []string{"", "route=/a,status=200", "route=/b"}) {
@@ -121,10 +122,12 @@ func TestEncodeMapping(t *testing.T) {
 	}
 
 	s := f.metric(t, d, "sum")
-	if s.kind != "sum" || s.monotonic || s.temporality != temporalityCumulative {
+	// A Sum is monotonic, except in an export where one of its points is
+	// negative (route /b's here); an Int64 measure's points are integers.
+	if s.kind != "sum" || s.monotonic || s.temporality != temporalityCumulative || s.unit != "By" {
 		t.Errorf("sum: %+v", s)
 	}
-	if p := s.points["route=/b"]; p.isInt || p.asDouble != -30 {
+	if p := s.points["route=/b"]; !p.isInt || p.asInt != -30 {
 		t.Errorf("sum point %+v", p)
 	}
 
@@ -132,7 +135,7 @@ func TestEncodeMapping(t *testing.T) {
 	if l.kind != "gauge" || l.temporality != 0 {
 		t.Errorf("last: %+v", l)
 	}
-	if p := l.points[""]; p.asDouble != 10 || p.start != 0 || p.time != uint64(end.UnixNano()) {
+	if p := l.points[""]; !p.isInt || p.asInt != 10 || p.start != 0 || p.time != uint64(end.UnixNano()) {
 		t.Errorf("last point %+v", p)
 	}
 
@@ -188,14 +191,14 @@ func TestEncodeDelta(t *testing.T) {
 	if p := c.points["route=/a,status=200"]; p.asInt != 1 || p.start != uint64(t1.UnixNano()) || p.time != uint64(t2.UnixNano()) {
 		t.Errorf("delta count point %+v; want 1 over [t1, t2]", p)
 	}
-	if s := f.metric(t, d, "sum"); s.points["route=/a"].asDouble != 10 {
+	if s := f.metric(t, d, "sum"); s.points["route=/a"].asInt != 10 || !s.monotonic {
 		t.Errorf("delta sum %+v", s.points["route=/a"])
 	}
 	p := f.metric(t, d, "dist").points["route=/a"]
 	if p.count != 1 || *p.sum != 3 || p.min != nil || p.max != nil || !slices.Equal(p.buckets, []uint64{0, 1, 0, 0}) {
 		t.Errorf("second interval of /a: %+v; want count 1, sum 3, no min/max", p)
 	}
-	if l := f.metric(t, d, "last"); l.points[""].asDouble != 10 {
+	if l := f.metric(t, d, "last"); l.points[""].asInt != 10 {
 		t.Errorf("last value %+v; a gauge is always sent", l.points[""])
 	}
 }
@@ -290,7 +293,7 @@ func TestEncoderDefaults(t *testing.T) {
 	enc, _ := NewEncoder(Cumulative, exporter.Resource{})
 	d := decodeRequest(t, enc.Encode(time.Now()))
 	host, _ := os.Hostname()
-	if d.resource["service.name"] != "unknown_service" || d.resource["host.name"] != host || d.resource["process.pid"] != int64(os.Getpid()) {
+	if d.resource["service.name"] != "unknown_service:"+filepath.Base(os.Args[0]) || d.resource["host.name"] != host || d.resource["process.pid"] != int64(os.Getpid()) {
 		t.Errorf("default resource %v", d.resource)
 	}
 }

@@ -361,8 +361,8 @@ func TestStopExportsFinalSnapshot(t *testing.T) {
 		t.Fatalf("%d requests; want the final one", s.requests())
 	}
 	bodies, _, _ := s.got()
-	if p := f.metric(t, decodeRequest(t, bodies[0]), "sum").points["route=/final"]; p.asDouble != 3 {
-		t.Errorf("final snapshot: sum %v; want 3", p.asDouble)
+	if p := f.metric(t, decodeRequest(t, bodies[0]), "sum").points["route=/final"]; p.value() != 3 {
+		t.Errorf("final snapshot: sum %v; want 3", p.value())
 	}
 }
 

@@ -9,8 +9,10 @@
 // # Mapping
 //
 // Each view is one metric family, named after the view (sanitized: see
-// internal/promname), with its unit appended ("demo/latency" in ms →
-// demo_latency_milliseconds):
+// internal/promname and docs/metric-mapping.md), with its unit appended
+// ("demo/latency" in ms → demo_latency_milliseconds). Options.OpenCensusNames
+// keeps the names of OpenCensus's Prometheus exporter instead (no unit, no
+// "_total"), for a migrated service's dashboards.
 //
 //   - Count → counter: samples "<name>_total", integer values;
 //   - Sum → counter: "<name>_total"; in the text format the family is
@@ -24,22 +26,36 @@
 // series (Prometheus treats an empty label as absent). A view past its
 // cardinality limit also exposes its overflow series, labelled
 // otel_metric_overflow="true" (view.OverflowKey, sanitized) instead of its
-// tags. Options add a namespace prefix and constant labels. Families come sorted by view name,
+// tags; no tag key or constant label can take that name. Options add a
+// namespace prefix and constant labels. Families come sorted by view name,
 // series by their tag values, so the output is deterministic. Numbers are
 // spelled as client_golang spells them (shortest round-trip form, "+Inf",
-// "-Inf", "NaN"; OpenMetrics adds ".0" to integral floats and bounds).
+// "-Inf", "NaN"; OpenMetrics adds ".0" to integral floats). "le" values
+// are spelled one way in both formats and in remote write, OpenMetrics's
+// canonical "1.0" (with OpenCensusNames, the text format's "1").
+//
+// OpenMetrics output also has "_created" samples (each series' start) for
+// counters and histograms, and "# UNIT" only on families whose name ends
+// in the unit. Two views whose names collide ("a.b" and "a_b") would make
+// invalid output: the one registered later is left out, reported by
+// Handler.Err and counted in selfstats' zerostat/refused_views.
 //
 // A Sum view is a counter, as OpenCensus's Prometheus exporter has it:
-// correct for sums of non-negative values (bytes, durations); a sum that
-// can decrease is better served as a LastValue view of its own running
-// total, since Prometheus's rate() reads any decrease of a counter as a
-// reset.
+// correct for sums of non-negative values (bytes, durations). A counter is
+// never exposed negative: in a scrape where some series of a Sum view is
+// negative (or NaN), the view is exposed untyped ("untyped" in the text
+// format, "unknown" in OpenMetrics) under its sample name
+// "<name>_total", so Prometheus keeps the same series and its exact
+// values. A histogram whose values include negative ones has no "_sum"
+// in OpenMetrics (which forbids a negative one); the text format keeps it.
 //
-// One difference in meaning: zerostat counts a value equal to a bound in
-// the bucket above it (OpenCensus's rule, bounds[i-1] <= v < bounds[i]),
-// while Prometheus's "le" means v <= bound. A bucket "le=b" therefore
-// holds the values below b, not at it; values exactly on a bound are rare
-// for measured quantities but not for small integers.
+// Buckets: view.Distribution counts a value equal to a bound in the
+// bucket above it (OpenCensus's rule, bounds[i-1] <= v < bounds[i]),
+// while Prometheus's "le" means v <= bound, so a bucket "le=b" of such a
+// view holds the values below b, not at it. Views made with
+// view.DistributionUpperInclusive count by Prometheus's rule, and
+// histogram_quantile reads them exactly (tested against a real
+// Prometheus).
 //
 // # Costs and concurrency
 //

@@ -18,7 +18,7 @@ func Example() {
 	route := tag.MustNewKey("route")
 	latency := stats.Float64("example/latency", "Request latency", stats.UnitMilliseconds)
 	views := []*view.View{
-		{Name: "example/requests", Measure: latency, Aggregation: view.Count(), TagKeys: []tag.Key{route}},
+		{Name: "example/requests", Measure: latency, Description: "Requests served", Aggregation: view.Count(), TagKeys: []tag.Key{route}},
 		{Name: "example/latency", Measure: latency, Aggregation: view.Distribution(10, 100), TagKeys: []tag.Key{route}},
 	}
 	if err := view.Register(views...); err != nil {
@@ -45,12 +45,12 @@ func Example() {
 	// Output:
 	// # HELP app_example_latency_milliseconds Request latency
 	// # TYPE app_example_latency_milliseconds histogram
-	// app_example_latency_milliseconds_bucket{route="/users",le="10"} 1
-	// app_example_latency_milliseconds_bucket{route="/users",le="100"} 2
+	// app_example_latency_milliseconds_bucket{route="/users",le="10.0"} 1
+	// app_example_latency_milliseconds_bucket{route="/users",le="100.0"} 2
 	// app_example_latency_milliseconds_bucket{route="/users",le="+Inf"} 2
 	// app_example_latency_milliseconds_sum{route="/users"} 44
 	// app_example_latency_milliseconds_count{route="/users"} 2
-	// # HELP app_example_requests_total Request latency
+	// # HELP app_example_requests_total Requests served
 	// # TYPE app_example_requests_total counter
 	// app_example_requests_total{route="/users"} 2
 }

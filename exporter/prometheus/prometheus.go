@@ -12,6 +12,7 @@ import (
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Format is an exposition format.
@@ -88,6 +89,14 @@ type Options struct {
 	// DisableCompression turns off gzip (used when the request's
 	// Accept-Encoding allows it, at gzip.BestSpeed).
 	DisableCompression bool
+	// OpenCensusNames names metrics as OpenCensus's Prometheus exporter
+	// (contrib.go.opencensus.io/exporter/prometheus v0.4.2) does, so that
+	// a migrated service keeps its series: Namespace + "_" + the view
+	// name sanitized, no unit suffix, no "_total" on counters, "le" in
+	// the text format's spelling ("1"). OpenMetrics requires a counter's
+	// sample to end in "_total": in OpenMetrics such counters are typed
+	// "unknown", keeping their names. See docs/metric-mapping.md.
+	OpenCensusNames bool
 }
 
 // Handler serves every registered view in the Prometheus text format or
@@ -95,8 +104,9 @@ type Options struct {
 // one at a time (under a mutex; the registry's recorders are never
 // blocked), then write it to their connections concurrently.
 type Handler struct {
-	opts   Options
-	consts []promname.Label
+	opts  Options
+	namer *promname.Namer // guarded by mu
+	self  *selfstats.Sink
 
 	// mu serialises AppendFormat: it guards the per-view state and the
 	// scratch buffers below.
@@ -105,6 +115,7 @@ type Handler struct {
 	gen     uint64
 	scratch []*core.Series
 	buckets []int64
+	values  []float64 // a Sum view's values, read before its head is chosen
 	labels  []byte
 	sorter  seriesSorter
 
@@ -127,45 +138,88 @@ type family struct {
 	changes uint64
 	series  []*core.Series
 
-	headText, headOM []byte   // "# HELP", "# TYPE" (and "# UNIT") lines
-	sampleName       string   // a counter's or gauge's sample, or "<name>_bucket"
-	sumName          string   // histograms: "<name>_sum"
-	countName        string   // histograms: "<name>_count"
-	labelHeads       []string // per label: `name="` or, for a constant, `name="value"`
-	overflowLabels   []byte   // the labels of the overflow series, rendered
-	leText, leOM     []string // histograms: `le="<bound>"` per bound and "+Inf"
+	// heads[om][untyped] are the "# HELP", "# TYPE" (and "# UNIT") lines
+	// of the text format (om 0) and OpenMetrics (om 1), for the family's
+	// type (untyped 0) and, for a counter, for an export in which it is
+	// not a valid counter (untyped 1: "unknown", named after its sample).
+	heads [2][2][]byte
+	// omUntyped: in OpenMetrics the counter is always "unknown" (its
+	// samples lack "_total": OpenCensus naming).
+	omUntyped      bool
+	sampleName     string   // a counter's or gauge's sample, or "<name>_bucket"
+	sumName        string   // histograms: "<name>_sum"
+	countName      string   // histograms: "<name>_count"
+	createdName    string   // OpenMetrics counters and histograms: "<name>_created"
+	labelHeads     []string // per label: `name="` or, for a constant, `name="value"`
+	overflowLabels []byte   // the labels of the overflow series, rendered
+	les            []string // histograms: `le="<bound>"` per bound and "+Inf", on every path
 }
 
 // NewHandler returns a handler serving the registered views. It returns
 // the concrete *Handler, which also offers AppendFormat and WriteFormat.
+// Views whose metric names collide with an earlier registered view's are
+// left out of the output, reported by Err and counted by selfstats'
+// zerostat/refused_views.
 func NewHandler(opts Options) *Handler {
-	return &Handler{
-		opts:   opts,
-		consts: promname.ConstLabels(opts.ConstLabels),
-		fams:   map[*core.View]*family{},
+	h := &Handler{
+		opts: opts,
+		namer: promname.NewNamer(promname.Options{Namespace: opts.Namespace,
+			Consts: promname.ConstLabels(opts.ConstLabels), OpenCensus: opts.OpenCensusNames}),
+		self: selfstats.NewSink("prometheus"),
+		fams: map[*core.View]*family{},
 	}
+	h.self.Refused(h.namer.Sync(core.Views()))
+	return h
 }
 
-func (h *Handler) newFamily(v *core.View) *family {
-	pf := promname.NewFamily(v, h.opts.Namespace, h.consts)
+// Err returns an error naming each view left out of the output because
+// its metric name collides with an earlier registered view's (and that
+// view), as of NewHandler or the last exposition; nil when none is. Safe
+// for concurrent use.
+func (h *Handler) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.self.Refused(h.namer.Sync(core.Views()))
+	return h.namer.Err()
+}
+
+// appendHead appends the "# HELP", "# TYPE" and "# UNIT" lines of a
+// family named name.
+func appendHead(dst []byte, name string, pf *promname.Family, typ string, unit string, om bool) []byte {
+	if pf.Help != "" {
+		dst = append(dst, "# HELP "+name+" "...)
+		dst = append(promname.AppendHelp(dst, pf.Help, om), '\n')
+	}
+	dst = append(dst, "# TYPE "+name+" "+typ+"\n"...)
+	if unit != "" {
+		dst = append(dst, "# UNIT "+name+" "+unit+"\n"...)
+	}
+	return dst
+}
+
+func (h *Handler) newFamily(pf *promname.Family) *family {
+	v := pf.View
 	f := &family{fam: pf, kind: v.Agg.Kind(), sampleName: pf.Sample}
 	// Text format 0.0.4: the family is named as client_golang names a
-	// counter, after its sample ("<name>_total").
+	// counter, after its sample ("<name>_total"); "# UNIT" is
+	// OpenMetrics's.
 	textName := pf.Name
 	if pf.Type == promname.Counter {
 		textName = pf.Sample
 	}
-	if pf.Help != "" {
-		f.headText = append(f.headText, "# HELP "+textName+" "...)
-		f.headText = append(promname.AppendHelp(f.headText, pf.Help, false), '\n')
-		f.headOM = append(f.headOM, "# HELP "+pf.Name+" "...)
-		f.headOM = append(promname.AppendHelp(f.headOM, pf.Help, true), '\n')
+	f.heads[0][0] = appendHead(nil, textName, pf, pf.Type.String(), "", false)
+	f.heads[1][0] = appendHead(nil, pf.Name, pf, pf.Type.String(), pf.Unit, true)
+	if pf.Type == promname.Counter {
+		// Untyped, a family is named after its one sample, and its unit
+		// is no longer a suffix of the name.
+		f.heads[0][1] = appendHead(nil, pf.Sample, pf, "untyped", "", false)
+		f.heads[1][1] = appendHead(nil, pf.Sample, pf, "unknown", "", true)
+		f.omUntyped = pf.Sample == pf.Name
+		if f.omUntyped {
+			f.heads[1][0] = f.heads[1][1]
+		}
 	}
-	f.headText = append(f.headText, "# TYPE "+textName+" "+pf.Type.String()+"\n"...)
-	f.headOM = append(f.headOM, "# TYPE "+pf.Name+" "+pf.Type.String()+"\n"...)
-	if pf.Unit != "" {
-		f.headOM = append(f.headOM, "# UNIT "+pf.Name+" "+pf.Unit+"\n"...)
-	}
+	f.createdName = pf.Created
 	for _, l := range pf.Labels {
 		if l.Tag >= 0 {
 			f.labelHeads = append(f.labelHeads, l.Name+`="`)
@@ -182,12 +236,9 @@ func (h *Handler) newFamily(v *core.View) *family {
 	}
 	if f.kind == core.KindDistribution {
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
-		for _, b := range v.Agg.Bounds() {
-			f.leText = append(f.leText, string(promname.AppendFloat([]byte(`le="`), b))+`"`)
-			f.leOM = append(f.leOM, string(promname.AppendOpenMetricsFloat([]byte(`le="`), b))+`"`)
+		for _, le := range pf.Les {
+			f.les = append(f.les, `le="`+le+`"`)
 		}
-		f.leText = append(f.leText, `le="+Inf"`)
-		f.leOM = append(f.leOM, `le="+Inf"`)
 	}
 	return f
 }
@@ -223,10 +274,16 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 	defer h.mu.Unlock()
 	h.gen++
 	om := f == FormatOpenMetrics
-	for _, v := range core.Views() {
+	views := core.Views()
+	h.self.Refused(h.namer.Sync(views))
+	for _, v := range views {
+		pf := h.namer.Family(v)
+		if pf == nil {
+			continue // refused: its name is an earlier view's (Err)
+		}
 		fam := h.fams[v]
-		if fam == nil {
-			fam = h.newFamily(v)
+		if fam == nil || fam.fam != pf {
+			fam = h.newFamily(pf)
 			h.fams[v] = fam
 		}
 		fam.seen = h.gen
@@ -244,22 +301,39 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 		if len(fam.series) == 0 && overflow == nil {
 			continue
 		}
-		if om {
-			dst = append(dst, fam.headOM...)
-		} else {
-			dst = append(dst, fam.headText...)
+		ctx := exposition{om: om}
+		if fam.kind == core.KindSum {
+			// Read the values first: the head depends on them, and the
+			// lines must show the values the head was chosen for.
+			h.values = h.values[:0]
+			valid := true
+			for _, s := range fam.series {
+				x := s.ReadSum()
+				valid = valid && promname.CounterValid(x)
+				h.values = append(h.values, x)
+			}
+			if overflow != nil {
+				x := overflow.ReadSum()
+				valid = valid && promname.CounterValid(x)
+				h.values = append(h.values, x)
+			}
+			ctx.untyped = !valid
 		}
+		ctx.untyped = ctx.untyped || om && fam.omUntyped
+		dst = append(dst, fam.heads[b2i(om)][b2i(ctx.untyped)]...)
 		if fam.kind == core.KindDistribution {
 			if n := len(v.Agg.Bounds()) + 1; cap(h.buckets) < n {
 				h.buckets = make([]int64, n)
 			}
 			h.buckets = h.buckets[:len(v.Agg.Bounds())+1]
 		}
-		for _, s := range fam.series {
-			dst = h.appendSeries(dst, fam, s, h.appendLabels(fam, s, strs), om)
+		for i, s := range fam.series {
+			ctx.i = i
+			dst = h.appendSeries(dst, fam, s, h.appendLabels(fam, s, strs), &ctx)
 		}
 		if overflow != nil {
-			dst = h.appendSeries(dst, fam, overflow, fam.overflowLabels, om)
+			ctx.i = len(fam.series)
+			dst = h.appendSeries(dst, fam, overflow, fam.overflowLabels, &ctx)
 		}
 	}
 	for v, fam := range h.fams {
@@ -299,10 +373,29 @@ func (h *Handler) appendLabels(fam *family, s *core.Series, strs []string) []byt
 	return lb
 }
 
-// appendSeries appends the samples of s, labelled lb.
-func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byte, om bool) []byte {
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// exposition is the state of one family's exposition: the format,
+// whether a counter is shown untyped, and the index of the series (in
+// Handler.values, for a Sum view).
+type exposition struct {
+	om, untyped bool
+	i           int
+}
+
+// appendSeries appends the samples of s, labelled lb. In OpenMetrics a
+// counter or histogram also gets its "_created" sample (the series'
+// start), and a histogram whose values include negative ones (or NaN)
+// has no "_sum" (OpenMetrics 1.0: a histogram's sum is a counter, and
+// counters are never negative); the text format keeps it.
+func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byte, x *exposition) []byte {
 	appendFloat := promname.AppendFloat
-	if om {
+	if x.om {
 		appendFloat = promname.AppendOpenMetricsFloat
 	}
 	switch fam.kind {
@@ -311,16 +404,13 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 		dst = append(strconv.AppendInt(dst, s.ReadCount(), 10), '\n')
 	case core.KindSum:
 		dst = appendName(dst, fam.sampleName, lb)
-		dst = append(appendFloat(dst, s.ReadSum()), '\n')
+		dst = append(appendFloat(dst, h.values[x.i]+0), '\n') // +0: no "-0"
 	case core.KindLastValue:
 		dst = appendName(dst, fam.sampleName, lb)
 		dst = append(appendFloat(dst, s.ReadLast()), '\n')
 	case core.KindDistribution:
 		st := s.ReadDist(h.buckets)
-		les := fam.leText
-		if om {
-			les = fam.leOM
-		}
+		les := fam.les
 		var cum int64
 		for i, c := range h.buckets {
 			cum += c
@@ -333,10 +423,16 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 			dst = append(dst, '}', ' ')
 			dst = append(strconv.AppendInt(dst, cum, 10), '\n')
 		}
-		dst = appendName(dst, fam.sumName, lb)
-		dst = append(appendFloat(dst, st.Sum), '\n')
+		if !x.om || st.Count == 0 || promname.CounterValid(st.Min) && promname.CounterValid(st.Sum) {
+			dst = appendName(dst, fam.sumName, lb)
+			dst = append(appendFloat(dst, st.Sum+0), '\n')
+		}
 		dst = appendName(dst, fam.countName, lb)
 		dst = append(strconv.AppendInt(dst, cum, 10), '\n')
+	}
+	if x.om && !x.untyped && fam.createdName != "" {
+		dst = appendName(dst, fam.createdName, lb)
+		dst = append(promname.AppendOpenMetricsFloat(dst, float64(s.Start().UnixNano())/1e9), '\n')
 	}
 	return dst
 }

@@ -1,6 +1,7 @@
 package prometheus
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -81,6 +82,20 @@ func TestBackendPrometheusScrapes(t *testing.T) {
 		&view.View{Name: p + "/size", Measure: size, Aggregation: view.Sum(), TagKeys: []tag.Key{route}},
 		&view.View{Name: p + "/last_size", Measure: size, Aggregation: view.LastValue(), TagKeys: []tag.Key{route}},
 	)
+	// Values on a bound, counted by Prometheus's rule; and a Sum and a
+	// histogram of negative values (not a valid counter, nor a valid
+	// OpenMetrics histogram sum).
+	onBound := stats.Float64(p+"/on_bound", "", stats.UnitDimensionless)
+	balance := stats.Float64(p+"/balance", "", stats.UnitDimensionless)
+	register(t,
+		&view.View{Name: p + "/on_bound", Measure: onBound, Aggregation: view.DistributionUpperInclusive(1, 5, 10, 50)},
+		&view.View{Name: p + "/balance", Measure: balance, Aggregation: view.Sum()},
+		&view.View{Name: p + "/balance_dist", Measure: balance, Aggregation: view.Distribution(1)},
+	)
+	for _, v := range []float64{5, 10, 50} {
+		stats.Record(context.Background(), onBound.M(v))
+	}
+	stats.Record(context.Background(), balance.M(2), balance.M(-5))
 	work := map[string][]float64{
 		"/a": {3, 7, 12, 45, 45, 180, 700, 0.3},
 		"/b": {0.4, 2.5},
@@ -151,13 +166,12 @@ func TestBackendPrometheusScrapes(t *testing.T) {
 			check(name+"_last_size_bytes", len(work), func(w *want, _ testbackend.Sample) string { return fmtF(w.last) })
 			check(name+"_latency_milliseconds_count", len(work), func(w *want, _ testbackend.Sample) string { return strconv.Itoa(w.count) })
 			check(name+"_latency_milliseconds_sum", len(work), func(w *want, _ testbackend.Sample) string { return fmtF(w.latSum) })
-			// Buckets: the le values are as the format spells them.
+			// Buckets: the le values are spelled alike in both formats
+			// (OpenMetrics's canonical "1.0"), so both jobs store one series
+			// per bucket.
 			les := map[string]int{}
 			for i, b := range bounds {
-				les[string(promname.AppendFloat(nil, b))] = i
-				if job == "openmetrics" {
-					les[string(promname.AppendOpenMetricsFloat(nil, b))] = i
-				}
+				les[string(promname.AppendOpenMetricsFloat(nil, b))] = i
 			}
 			les["+Inf"] = len(bounds)
 			check(name+"_latency_milliseconds_bucket", len(work)*(len(bounds)+1), func(w *want, s testbackend.Sample) string {
@@ -179,6 +193,24 @@ func TestBackendPrometheusScrapes(t *testing.T) {
 					}
 				}
 			}
+			// Issue 11: with bounds 1, 5, 10, 50 and values 5, 10, 50 the
+			// median is interpolated in (5, 10] and two thirds are <= 10.
+			one := func(expr, want string) {
+				t.Helper()
+				got := prom.WaitQuery(t, expr, 1, 5*time.Second)
+				if len(got) != 1 || got[0].Value != want {
+					t.Errorf("%s = %v; want %s", expr, got, want)
+				}
+			}
+			one(fmt.Sprintf("histogram_quantile(0.5, %s_on_bound_bucket%s)", name, sel), "7.5")
+			one(fmt.Sprintf(`%s_on_bound_bucket{job=%q,le="10.0"} / ignoring(le) %s_on_bound_count%s`, name, job, name, sel),
+				strconv.FormatFloat(2.0/3, 'f', -1, 64))
+			// A negative Sum is exposed untyped, under its counter name.
+			one(name+"_balance_total"+sel, "-3")
+			// A histogram of negative values has its _sum in the text
+			// format only.
+			one(fmt.Sprintf("count(%s_balance_dist_count%s)", name, sel), "1")
+			one(fmt.Sprintf("count(%s_balance_dist_sum%s) or vector(0)", name, sel), map[string]string{"text": "1", "openmetrics": "0"}[job])
 			up := prom.WaitQuery(t, "up"+sel, 1, 5*time.Second)
 			if up[0].Value != "1" {
 				t.Errorf("up%s = %s", sel, up[0].Value)

@@ -9,9 +9,11 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
@@ -90,24 +92,24 @@ func TestExpositionText(t *testing.T) {
 	want := strings.ReplaceAll(`# HELP fx_latency_milliseconds Latency of "requests"\nin ms \\ total
 # TYPE fx_latency_milliseconds histogram
 fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="0.5"} 0
-fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="10"} 0
-fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="250"} 0
+fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="10.0"} 0
+fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="250.0"} 0
 fx_latency_milliseconds_bucket{env="prod",z_z="q\"",le="+Inf"} 1
 fx_latency_milliseconds_sum{env="prod",z_z="q\""} +Inf
 fx_latency_milliseconds_count{env="prod",z_z="q\""} 1
 fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="0.5"} 0
-fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="10"} 1
-fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="250"} 1
+fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="10.0"} 1
+fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="250.0"} 1
 fx_latency_milliseconds_bucket{env="prod",route="/b\"\\",z_z="q\"",le="+Inf"} 1
 fx_latency_milliseconds_sum{env="prod",route="/b\"\\",z_z="q\""} 0.5
 fx_latency_milliseconds_count{env="prod",route="/b\"\\",z_z="q\""} 1
 fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="0.5"} 1
-fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="10"} 3
-fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="250"} 3
+fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="10.0"} 3
+fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="250.0"} 3
 fx_latency_milliseconds_bucket{env="prod",key_le="x",route="/a",z_z="q\"",le="+Inf"} 4
 fx_latency_milliseconds_sum{env="prod",key_le="x",route="/a",z_z="q\""} 606.25
 fx_latency_milliseconds_count{env="prod",key_le="x",route="/a",z_z="q\""} 4
-# HELP fx_requests_total Latency of "requests"\nin ms \\ total
+# HELP fx_requests_total Count of fx/latency recordings: Latency of "requests"\nin ms \\ total
 # TYPE fx_requests_total counter
 fx_requests_total{env="prod",z_z="q\""} 1
 fx_requests_total{env="prod",http_status="200",route="/a",z_z="q\""} 4
@@ -119,6 +121,7 @@ fx_size_bytes_total{env="prod",route="/b\"\\",z_z="q\""} 7
 # TYPE fx_temp_celsius gauge
 fx_temp_celsius{env="prod",z_z="q\""} 21.5
 `, "fx_", p+"_")
+	want = strings.ReplaceAll(want, "fx/", p+"/")
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
@@ -132,6 +135,25 @@ func TestExpositionOpenMetrics(t *testing.T) {
 		t.Errorf("does not end with # EOF: %q", out[max(0, len(out)-40):])
 	}
 	got := linesWith(out, "ns_"+p+"_")
+	// Every counter and histogram series has a _created sample: its
+	// start, in seconds, in the last minute.
+	var kept []string
+	created := 0
+	for _, l := range strings.SplitAfter(got, "\n") {
+		name, val, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if !strings.Contains(name, "_created") {
+			kept = append(kept, l)
+			continue
+		}
+		created++
+		if sec, err := strconv.ParseFloat(val, 64); err != nil || math.Abs(sec-float64(time.Now().Unix())) > 60 {
+			t.Errorf("%s: %v, %v; want a start time in seconds", name, sec, err)
+		}
+	}
+	if created != 3+3+2 {
+		t.Errorf("%d _created samples; want 8 (3 histogram, 3 count, 2 sum series)", created)
+	}
+	got = strings.Join(kept, "")
 	want := strings.ReplaceAll(`# HELP ns_fx_latency_milliseconds Latency of \"requests\"\nin ms \\ total
 # TYPE ns_fx_latency_milliseconds histogram
 # UNIT ns_fx_latency_milliseconds milliseconds
@@ -153,7 +175,7 @@ ns_fx_latency_milliseconds_bucket{key_le="x",route="/a",le="250.0"} 3
 ns_fx_latency_milliseconds_bucket{key_le="x",route="/a",le="+Inf"} 4
 ns_fx_latency_milliseconds_sum{key_le="x",route="/a"} 606.25
 ns_fx_latency_milliseconds_count{key_le="x",route="/a"} 4
-# HELP ns_fx_requests Latency of \"requests\"\nin ms \\ total
+# HELP ns_fx_requests Count of fx/latency recordings: Latency of \"requests\"\nin ms \\ total
 # TYPE ns_fx_requests counter
 ns_fx_requests_total 1
 ns_fx_requests_total{http_status="200",route="/a"} 4
@@ -167,6 +189,7 @@ ns_fx_size_bytes_total{route="/b\"\\"} 7.0
 # UNIT ns_fx_temp_celsius celsius
 ns_fx_temp_celsius 21.5
 `, "fx_", p+"_")
+	want = strings.ReplaceAll(want, "fx/", p+"/")
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
@@ -382,11 +405,11 @@ P_count_total{route="/a",zone="z"} 2
 P_count_total{route="/b",zone="z"} 1
 P_count_total{otel_metric_overflow="true",zone="z"} 2
 # TYPE P_dist_bytes histogram
-P_dist_bytes_bucket{route="/a",zone="z",le="10"} 1
+P_dist_bytes_bucket{route="/a",zone="z",le="10.0"} 1
 P_dist_bytes_bucket{route="/a",zone="z",le="+Inf"} 2
 P_dist_bytes_sum{route="/a",zone="z"} 20
 P_dist_bytes_count{route="/a",zone="z"} 2
-P_dist_bytes_bucket{otel_metric_overflow="true",zone="z",le="10"} 1
+P_dist_bytes_bucket{otel_metric_overflow="true",zone="z",le="10.0"} 1
 P_dist_bytes_bucket{otel_metric_overflow="true",zone="z",le="+Inf"} 3
 P_dist_bytes_sum{otel_metric_overflow="true",zone="z"} 30
 P_dist_bytes_count{otel_metric_overflow="true",zone="z"} 3

@@ -221,6 +221,10 @@ func New(cfg Config, t Transport, prefix string) (*Pipeline, error) {
 	return p, nil
 }
 
+// Self returns the exporter's self-observability recorder (package
+// selfstats), for what only the exporter knows (views it refused).
+func (p *Pipeline) Self() *selfstats.Sink { return p.self }
+
 // Config returns the configuration with its defaults filled in.
 func (p *Pipeline) Config() Config { return p.cfg }
 

@@ -24,8 +24,13 @@
 // X-Prometheus-Remote-Write-Version: 0.1.0. The series are those that
 // package exporter/prometheus exposes, named by the same code: counters
 // "<name>_total", gauges "<name>", histograms "<name>_bucket{le=...}"
-// (cumulative, "+Inf" included), "<name>_sum" and "<name>_count". Values
-// are cumulative, as a scrape would see them. The protobuf writer and the
+// (cumulative, "+Inf" included, "le" spelled as in every other output:
+// "1.0"), "<name>_sum" and "<name>_count" (docs/metric-mapping.md).
+// Options.OpenCensusNames keeps OpenCensus's Prometheus exporter's names.
+// A view whose names collide with an earlier registered view's is left
+// out of every push (Writer.Err, selfstats' zerostat/refused_views), so a
+// request never carries duplicate series. Values are cumulative, as a
+// scrape would see them. The protobuf writer and the
 // Snappy encoder are zerostat's own (standard library only); the
 // benchmarks module checks them against the official protobuf runtime and
 // github.com/golang/snappy.

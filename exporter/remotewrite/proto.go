@@ -129,17 +129,18 @@ type slot struct {
 // slots sorted by name ("__name__" and "le" included) and its series
 // names.
 type family struct {
+	fam                        *promname.Family
 	kind                       core.Kind
 	seen                       uint64
 	slots                      []slot
 	overflowSlots              []slot // the overflow series: no tags, OverflowLabel="true"
 	sample, sumName, countName string
-	les                        []string // histogram bounds, text-format spelling, and "+Inf"
+	les                        []string // histogram bounds as every path spells them (promname.Family.Les)
 }
 
-func newFamily(v *core.View, namespace string, consts []promname.Label) *family {
-	pf := promname.NewFamily(v, namespace, consts)
-	f := &family{kind: v.Agg.Kind(), sample: pf.Sample}
+func newFamily(pf *promname.Family) *family {
+	v := pf.View
+	f := &family{fam: pf, kind: v.Agg.Kind(), sample: pf.Sample}
 	f.slots = append(f.slots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.Labels {
 		if l.Tag >= 0 {
@@ -151,10 +152,7 @@ func newFamily(v *core.View, namespace string, consts []promname.Label) *family 
 	if f.kind == core.KindDistribution {
 		f.slots = append(f.slots, slot{name: "le", kind: slotLe})
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
-		for _, b := range v.Agg.Bounds() {
-			f.les = append(f.les, string(promname.AppendFloat(nil, b)))
-		}
-		f.les = append(f.les, "+Inf")
+		f.les = pf.Les
 	}
 	f.overflowSlots = append(f.overflowSlots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.OverflowLabels {

@@ -13,6 +13,7 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/snappy"
+	"github.com/zerostat/zerostat/selfstats"
 )
 
 // Defaults.
@@ -63,6 +64,10 @@ type Options struct {
 	// series stay apart. A label with an empty value is not sent (an
 	// empty value means no label in Prometheus's data model).
 	ConstLabels map[string]string
+	// OpenCensusNames names series as OpenCensus's Prometheus exporter
+	// does (see exporter/prometheus's Options.OpenCensusNames), so that
+	// they match a scrape of a handler with the same option.
+	OpenCensusNames bool
 	// Client sends the requests (nil: http.DefaultClient).
 	Client *http.Client
 	// Header holds extra request headers (authentication, tenant ids).
@@ -95,10 +100,11 @@ type Stats = push.Stats
 // lock. Recorders never wait for a Writer: a push reads series with
 // atomic loads.
 type Writer struct {
-	opts   Options
-	consts []promname.Label
-	pipe   *push.Pipeline
-	http   push.HTTP
+	opts  Options
+	pipe  *push.Pipeline
+	http  push.HTTP
+	self  *selfstats.Sink
+	namer *promname.Namer // guarded by mu
 
 	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
 	fams    map[*core.View]*family
@@ -142,8 +148,9 @@ func New(opts Options) (*Writer, error) {
 		opts.UserAgent = DefaultUserAgent
 	}
 	w := &Writer{
-		consts: promname.ConstLabels(opts.ConstLabels),
-		fams:   map[*core.View]*family{},
+		namer: promname.NewNamer(promname.Options{Namespace: opts.Namespace,
+			Consts: promname.ConstLabels(opts.ConstLabels), OpenCensus: opts.OpenCensusNames}),
+		fams: map[*core.View]*family{},
 	}
 	pipe, err := push.New(push.Config{
 		Name: "remotewrite", Target: opts.URL,
@@ -154,7 +161,7 @@ func New(opts Options) (*Writer, error) {
 		return nil, err
 	}
 	opts.Retry = pipe.Config().Retry
-	w.opts, w.pipe = opts, pipe
+	w.opts, w.pipe, w.self = opts, pipe, pipe.Self()
 	h := make(http.Header, len(opts.Header)+4)
 	for k, vs := range opts.Header {
 		h[http.CanonicalHeaderKey(k)] = vs
@@ -233,6 +240,17 @@ func (w *Writer) countFrom(i int) int {
 // Stats returns the Writer's counters. Safe for concurrent use.
 func (w *Writer) Stats() Stats { return w.pipe.Stats() }
 
+// Err returns an error naming each view left out of the pushes because
+// its series names collide with an earlier registered view's (and that
+// view), as of the last push; nil when none is. Such views are also
+// counted by selfstats' zerostat/refused_views. Safe for concurrent use.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.self.Refused(w.namer.Sync(core.Views()))
+	return w.namer.Err()
+}
+
 // AppendWriteRequest appends the uncompressed protobuf WriteRequest of
 // every registered view, with timestamp ts (Unix milliseconds), to dst:
 // what one push sends, before it is cut into requests and compressed. For
@@ -264,10 +282,16 @@ func (w *Writer) encode(ts int64) {
 			inReq = 0
 		}
 	}
-	for _, v := range core.Views() {
+	views := core.Views()
+	w.self.Refused(w.namer.Sync(views))
+	for _, v := range views {
+		pf := w.namer.Family(v)
+		if pf == nil {
+			continue // refused: its names are an earlier view's (Err)
+		}
 		f := w.fams[v]
-		if f == nil {
-			f = newFamily(v, w.opts.Namespace, w.consts)
+		if f == nil || f.fam != pf {
+			f = newFamily(pf)
 			w.fams[v] = f
 		}
 		f.seen = w.gen

@@ -130,19 +130,19 @@ func TestEncode(t *testing.T) {
 		`A=first,__name__=ns_rw_last_bytes,job=j,route=/b"\ -3`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.01 1`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.1 1`,
-		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1 1`,
+		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1.0 1`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=+Inf 1`,
 		`A=first,__name__=ns_rw_latency_seconds_sum,job=j 0`,
 		`A=first,__name__=ns_rw_latency_seconds_count,job=j 1`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.01,route=/a 1`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.1,route=/a 3`,
-		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1,route=/a 3`,
+		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1.0,route=/a 3`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=+Inf,route=/a 4`,
 		`A=first,__name__=ns_rw_latency_seconds_sum,job=j,route=/a 2.105`,
 		`A=first,__name__=ns_rw_latency_seconds_count,job=j,route=/a 4`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.01,route=/b"\ 0`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=0.1,route=/b"\ 0`,
-		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1,route=/b"\ 1`,
+		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=1.0,route=/b"\ 1`,
 		`A=first,__name__=ns_rw_latency_seconds_bucket,job=j,le=+Inf,route=/b"\ 1`,
 		`A=first,__name__=ns_rw_latency_seconds_sum,job=j,route=/b"\ 0.5`,
 		`A=first,__name__=ns_rw_latency_seconds_count,job=j,route=/b"\ 1`,
@@ -696,6 +696,38 @@ func TestProtoWidths(t *testing.T) {
 		s := ss[0]
 		if math.Float64bits(s.value) != math.Float64bits(c.v) || s.ts != c.ts || s.labels[0].value != long {
 			t.Errorf("round trip of %v, %d: %v, %d", c.v, c.ts, s.value, s.ts)
+		}
+	}
+}
+
+// TestIssue11NoDuplicateSeries: views whose names collide never put two
+// time series of one name and labels in a request: the later registered
+// is left out and reported. With OpenCensusNames the names are
+// OpenCensus's.
+func TestIssue11NoDuplicateSeries(t *testing.T) {
+	m := stats.Int64("rwcol/m", "", "1")
+	register(t, &view.View{Name: "rwcol/a_b", Measure: m, Aggregation: view.Count()})
+	register(t, &view.View{Name: "rwcol/a.b", Measure: m, Aggregation: view.Count()})
+	stats.Record(context.Background(), m.M(1))
+	for _, oc := range []bool{false, true} {
+		w := newWriter(t, Options{OpenCensusNames: oc})
+		ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, s := range only(ss, "rwcol_") {
+			keys = append(keys, s.key())
+		}
+		want := "[rwcol_a_b_total{}] 1"
+		if oc {
+			want = "[rwcol_a_b{}] 1"
+		}
+		if got := fmt.Sprint(keys, " ", len(keys)); got != want {
+			t.Errorf("OpenCensusNames %v: series %s; want %s", oc, got, want)
+		}
+		if err := w.Err(); err == nil || !strings.Contains(err.Error(), `view "rwcol/a.b" is left out`) {
+			t.Errorf("Err() = %v", err)
 		}
 	}
 }

@@ -39,7 +39,7 @@ type Aggregator struct {
 	khs    []uint64  // HashString of each key
 	order  []int     // order[i]: position in keys of the i-th key by name
 	inv    []int     // inv[p]: name rank of keys[p]
-	bounds []float64 // distribution bounds, sorted, positive, unique
+	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
 	start  time.Time // registration time
 
@@ -77,6 +77,10 @@ type Aggregator struct {
 	limit      int64
 	overflow   atomic.Pointer[Series]
 	overflowed atomic.Uint64
+
+	// Cold, read by exporters only (kept off the record path's lines).
+	shown []float64 // distribution bounds, sorted, positive, unique, as registered
+	upper bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -86,6 +90,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 	a := &Aggregator{
 		kind:   kind,
 		bounds: bounds,
+		shown:  bounds,
 		slot:   nextSlot.Add(1) - 1,
 		start:  time.Now(),
 		limit:  int64(limit),
@@ -125,7 +130,7 @@ func (a *Aggregator) Kind() Kind { return a.kind }
 func (a *Aggregator) NameOrder() []int { return a.order }
 
 // Bounds returns the distribution bounds. The caller must not modify them.
-func (a *Aggregator) Bounds() []float64 { return a.bounds }
+func (a *Aggregator) Bounds() []float64 { return a.shown }
 
 // Start returns when the aggregator was created.
 func (a *Aggregator) Start() time.Time { return a.start }

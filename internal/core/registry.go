@@ -15,6 +15,10 @@ type View struct {
 	Name, Description, Unit string
 	Keys                    []string // tag keys sorted by name
 	Agg                     *Aggregator
+	// Measure is the view's measure; Int reports an integer measure
+	// (stats.Int64), whose sums and last values export as integers.
+	Measure *Measure
+	Int     bool
 
 	NameID, DescriptionID, UnitID uint32
 	KeyIDs                        []uint32 // ids of Keys

@@ -43,6 +43,10 @@ const (
 	Counter   Type = 1 + iota // Count and Sum views
 	Gauge                     // LastValue views
 	Histogram                 // Distribution views
+	// Unknown is a counter exposed in an export where some series is not
+	// a valid counter value (CounterValid), and, in OpenMetrics, a
+	// counter with OpenCensus naming (whose samples lack "_total").
+	Unknown
 )
 
 // String returns the type as "# TYPE" lines spell it.
@@ -55,7 +59,7 @@ func (t Type) String() string {
 	case Histogram:
 		return "histogram"
 	}
-	return "unknown"
+	return "unknown" // OpenMetrics's; the text format says "untyped"
 }
 
 // TypeOf returns the metric type of an aggregation kind.
@@ -80,75 +84,141 @@ type Label struct {
 	Tag   int
 }
 
-// Family is the Prometheus naming of one view. Build it once per view.
+// Family is the Prometheus naming of one view. Build it once per view
+// (NewFamily); it is immutable and safe for concurrent reads.
 type Family struct {
-	// Name is the metric family name. A counter's samples add "_total"
-	// (Sample); a histogram's add "_bucket", "_sum" and "_count".
+	// View is the view named.
+	View *core.View
+	// Metric is the view's mapping (MetricOf); Type is Metric.Type.
+	Metric
+	// Name is the metric family name (OpenMetrics's). A counter's samples
+	// add "_total" (Sample); a histogram's add "_bucket", "_sum" and
+	// "_count".
 	Name string
 	// Sample is the name of a counter's or gauge's sample: Name+"_total"
 	// for a counter, Name for a gauge, Name+"_bucket" for a histogram.
+	// With OpenCensus naming a counter's sample is Name.
 	Sample string
-	Type   Type
-	// Unit is the unit word ("seconds"), a suffix of Name, or "".
+	// Created is the name of the "_created" samples OpenMetrics gives a
+	// counter or histogram ("" for a gauge, and with OpenCensus naming).
+	Created string
+	// Unit is the unit word ("seconds"), "" unless Name ends in "_"+Unit:
+	// OpenMetrics's "# UNIT" line is written only then.
 	Unit string
-	Help string
+	// Les are a histogram's "le" label values, one per bound and "+Inf",
+	// spelled identically on every path: OpenMetrics's canonical numbers
+	// ("1.0", "2.5e-05"), which Prometheus 3 also normalises text
+	// scrapes to; with OpenCensus naming, client_golang's text spelling
+	// ("1"), which the OpenCensus exporter's series carry.
+	Les []string
 	// Labels are the constant labels and the view's tag keys, sorted by
-	// name, unique.
+	// name, unique, never OverflowLabel.
 	Labels []Label
 	// OverflowLabels label the view's overflow series (the records of tag
 	// combinations past its cardinality limit): the constant labels and
 	// OverflowLabel="true", sorted by name.
 	OverflowLabels []Label
+	// OpenCensus reports OpenCensus naming (Options.OpenCensus).
+	OpenCensus bool
 }
 
 // OverflowLabel is the label of an overflow series: the sanitized name
-// of view.OverflowKey, OpenTelemetry's "otel.metric.overflow".
+// of view.OverflowKey, OpenTelemetry's "otel.metric.overflow". No tag key
+// or constant label gets this name (they get a numeric suffix), so the
+// overflow series cannot be duplicated by a user's series.
 const OverflowLabel = "otel_metric_overflow"
 
-// NewFamily names view v. namespace (may be "") is prefixed to the name
-// with a '_'; consts are constant labels with sanitized, unique names (see
-// ConstLabels). A tag key whose label name equals a constant label's
-// replaces it for this view; tag keys that sanitize to the same name get
-// numeric suffixes. Set-up cost: a few small allocations.
-func NewFamily(v *core.View, namespace string, consts []Label) *Family {
-	kind := v.Agg.Kind()
-	f := &Family{Type: TypeOf(kind), Help: v.Description}
-	name := MetricName(v.Name)
-	if namespace != "" {
-		name = MetricName(namespace) + "_" + name
-	}
-	if f.Type == Counter {
-		name = strings.TrimSuffix(name, "_total")
-	}
-	if kind != core.KindCount {
-		f.Unit = UnitWord(v.Unit)
-	}
-	if f.Unit != "" && name != f.Unit && !strings.HasSuffix(name, "_"+f.Unit) {
-		name += "_" + f.Unit
+// Options choose how NewFamily names views.
+type Options struct {
+	// Namespace (may be "") is prefixed to every name with a '_'.
+	Namespace string
+	// Consts are constant labels with sanitized, unique names (see
+	// ConstLabels).
+	Consts []Label
+	// OpenCensus names views as contrib.go.opencensus.io/exporter/prometheus
+	// v0.4.2 does: Namespace + "_" + the view name sanitized its way
+	// (truncated to 100 bytes, each character outside [A-Za-z0-9_] made
+	// '_', a repeated '-' dropped, a leading digit or '_' prefixed), no
+	// unit suffix, no "_total".
+	OpenCensus bool
+}
+
+// NewFamily names view v. A tag key whose label name equals a constant
+// label's replaces it for this view; tag keys that sanitize to the same
+// name get numeric suffixes. Set-up cost: a few small allocations.
+func NewFamily(v *core.View, o Options) *Family {
+	f := &Family{View: v, Metric: MetricOf(v), OpenCensus: o.OpenCensus}
+	var name string
+	switch {
+	case o.OpenCensus:
+		name = ocSanitize(v.Name)
+		if o.Namespace != "" {
+			name = o.Namespace + "_" + name
+		}
+		if !ValidMetricName(name) { // client_golang would refuse it
+			name = MetricName(name)
+		}
+	default:
+		name = MetricName(v.Name)
+		if o.Namespace != "" {
+			name = MetricName(o.Namespace) + "_" + name
+		}
+		if f.Type == Counter {
+			name = strings.TrimSuffix(name, "_total")
+		}
+		if v.Agg.Kind() != core.KindCount { // a Count counts recordings, whatever the unit
+			if u := UnitWord(v.Unit); u != "" && name != u && !strings.HasSuffix(name, "_"+u) {
+				name += "_" + u
+			}
+		}
+		if u := UnitWord(f.Metric.Unit); u != "" && strings.HasSuffix(name, "_"+u) {
+			f.Unit = u
+		}
 	}
 	f.Name = name
 	switch f.Type {
 	case Counter:
 		f.Sample = name + "_total"
+		if o.OpenCensus {
+			f.Sample = name
+		}
 	case Histogram:
 		f.Sample = name + "_bucket"
 	default:
 		f.Sample = name
 	}
-
-	taken := map[string]bool{}
-	for i, k := range v.Keys {
-		ln := LabelName(k)
-		if f.Type == Histogram && ln == "le" {
-			ln = "key_le"
+	if !o.OpenCensus && f.Type != Gauge {
+		f.Created = name + "_created"
+	}
+	if f.Type == Histogram {
+		for _, b := range v.Agg.Bounds() {
+			if o.OpenCensus {
+				f.Les = append(f.Les, string(AppendFloat(nil, b)))
+			} else {
+				f.Les = append(f.Les, string(AppendOpenMetricsFloat(nil, b)))
+			}
 		}
+		f.Les = append(f.Les, "+Inf")
+	}
+
+	labelName := LabelName
+	if o.OpenCensus {
+		labelName = ocLabelName
+	}
+	taken := map[string]bool{OverflowLabel: true}
+	for i, k := range v.Keys {
+		base := labelName(k)
+		if f.Type == Histogram && base == "le" {
+			base = "key_le"
+		}
+		ln := base
 		for n := 1; taken[ln]; n++ {
-			ln = LabelName(k) + "_" + strconv.Itoa(n)
+			ln = base + "_" + strconv.Itoa(n)
 		}
 		taken[ln] = true
 		f.Labels = append(f.Labels, Label{Name: ln, Tag: i})
 	}
-	for _, c := range consts {
+	for _, c := range o.Consts {
 		name := c.Name
 		if f.Type == Histogram && name == "le" {
 			name = "key_le"
@@ -161,7 +231,7 @@ func NewFamily(v *core.View, namespace string, consts []Label) *Family {
 	slices.SortFunc(f.Labels, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
 	f.OverflowLabels = []Label{{Name: OverflowLabel, Value: "true", Tag: -1}}
 	for _, l := range f.Labels {
-		if l.Tag < 0 && l.Name != OverflowLabel {
+		if l.Tag < 0 {
 			f.OverflowLabels = append(f.OverflowLabels, l)
 		}
 	}
@@ -169,11 +239,71 @@ func NewFamily(v *core.View, namespace string, consts []Label) *Family {
 	return f
 }
 
+// Names returns every sample name the family's series may carry, on any
+// path: two families sharing one would give invalid output (two "# TYPE"
+// blocks of one name, or duplicate remote-write series).
+func (f *Family) Names() []string {
+	names := []string{f.Name}
+	switch f.Type {
+	case Histogram:
+		names = append(names, f.Name+"_bucket", f.Name+"_sum", f.Name+"_count")
+	case Counter:
+		if f.Sample != f.Name {
+			names = append(names, f.Sample)
+		}
+	}
+	if f.Created != "" { // none with OpenCensus naming
+		names = append(names, f.Created)
+	}
+	return names
+}
+
+// ocSanitize is the contrib exporter's sanitize (sanitize.go, with
+// statsd_exporter v0.22.7's mapper.EscapeMetricName) for printable ASCII,
+// which view names and tag keys are.
+func ocSanitize(s string) string {
+	if s == "" {
+		return s
+	}
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	b := make([]byte, 0, len(s)+4)
+	if isDigit(rune(s[0])) {
+		b = append(b, '_')
+	}
+	var prev byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isAlpha(rune(c)) || isDigit(rune(c)):
+			b = append(b, c)
+		case c == '-' && prev == '-':
+		default:
+			b = append(b, '_')
+		}
+		prev = c
+	}
+	if b[0] == '_' {
+		b = append([]byte("key"), b...)
+	}
+	return string(b)
+}
+
+// ocLabelName is ocSanitize, made valid where the contrib exporter would
+// fail the scrape (an empty key).
+func ocLabelName(s string) string {
+	if s = ocSanitize(s); s == "" {
+		return "key_"
+	}
+	return s
+}
+
 // ConstLabels turns a map of constant labels into sorted Labels with
 // sanitized, unique names; empty names are dropped.
 func ConstLabels(m map[string]string) []Label {
 	var ls []Label
-	taken := map[string]bool{}
+	taken := map[string]bool{OverflowLabel: true}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -188,7 +318,7 @@ func ConstLabels(m map[string]string) []Label {
 			ln = LabelName(k) + "_" + strconv.Itoa(n)
 		}
 		taken[ln] = true
-		ls = append(ls, Label{Name: ln, Value: m[k], Tag: -1})
+		ls = append(ls, Label{Name: ln, Value: validUTF8(m[k]), Tag: -1})
 	}
 	slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
 	return ls

@@ -62,11 +62,11 @@ func TestNewFamily(t *testing.T) {
 			[]string{"a_b", "a_b_1", "env", "le", "route"}, Counter},
 		{mk("temp", "Cel", core.KindLastValue, "x.y", "x_y"), "temp_celsius", "temp_celsius", "celsius",
 			[]string{"a_b", "a_b_1", "env", "le", "route", "x_y", "x_y_1"}, Gauge},
-		{mk("seconds", "s", core.KindLastValue), "seconds", "seconds", "seconds",
+		{mk("seconds", "s", core.KindLastValue), "seconds", "seconds", "", // no "# UNIT seconds" on a name without "_seconds"
 			[]string{"a_b", "a_b_1", "env", "le", "route"}, Gauge},
 	}
 	for _, c := range cases {
-		f := NewFamily(c.v, "", consts)
+		f := NewFamily(c.v, Options{Consts: consts})
 		var names []string
 		for _, l := range f.Labels {
 			names = append(names, l.Name)
@@ -81,7 +81,7 @@ func TestNewFamily(t *testing.T) {
 			t.Errorf("%s: overflow labels %v", c.v.Name, f.OverflowLabels)
 		}
 	}
-	if f := NewFamily(mk("x", "", core.KindCount), "my.app", nil); f.Name != "my_app_x" {
+	if f := NewFamily(mk("x", "", core.KindCount), Options{Namespace: "my.app"}); f.Name != "my_app_x" {
 		t.Errorf("namespace: %s", f.Name)
 	}
 }
