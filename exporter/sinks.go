@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -53,7 +55,10 @@ func (s *HTTPSink) Send(ctx context.Context, p Payload) error {
 		if ctx.Err() != nil {
 			return err // out of time: retrying cannot help
 		}
-		return retry.Retryable(err, 0) // refused, reset, DNS: try again
+		if !transient(err) {
+			return err // a bad scheme, no host, a TLS certificate: the same again
+		}
+		return retry.Retryable(err, 0) // refused, reset, DNS, a timeout: try again
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -66,6 +71,23 @@ func (s *HTTPSink) Send(ctx context.Context, p Payload) error {
 		return herr
 	}
 	return nil
+}
+
+// transient reports whether an error from http.Client.Do may go away on a
+// retry: a network error (refused, reset, DNS, a timeout) or a connection
+// closed mid-answer (EOF). The client's other errors (*url.Error around an
+// unsupported protocol scheme, a URL with no host, a certificate the
+// client does not trust, too many redirects) come from the request or the
+// client's set-up and would fail again the same way. An error that is not
+// a *url.Error (a custom Client's own) keeps the old rule: retryable.
+// It runs only on a failed send.
+func transient(err error) bool {
+	var uerr *url.Error
+	if !errors.As(err, &uerr) {
+		return true
+	}
+	var nerr net.Error
+	return errors.As(uerr.Err, &nerr) || errors.Is(uerr.Err, io.EOF) || errors.Is(uerr.Err, io.ErrUnexpectedEOF)
 }
 
 // maxRetryAfter caps a server's Retry-After: an export never waits longer
