@@ -152,7 +152,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	progress := func(suffix string) {
 		el := time.Since(began)
 		n := answered.Load()
-		pr.printf(info, "\n[%5.1fs/%v] %d requests answered (%.0f/s)%s\n", el.Seconds(), *duration, n, float64(n)/el.Seconds(), suffix)
+		pr.printf(info, "\n[%5.1fs/%v] %d requests answered (%.0f/s)%s\n", el.Seconds(), *duration, n, float64(n)/max(el.Seconds(), 1e-3), suffix)
 	}
 	stop := make(chan struct{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}

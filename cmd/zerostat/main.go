@@ -13,7 +13,7 @@
 // requests the load generator made.
 //
 // receive accepts snapshots over HTTP and prints each one; decode prints a
-// payload file or a stream of frames (exporter.WriterSink) as JSON.
+// payload file or a stream of frames (exporter.WriterSink) as JSON or tables.
 //
 // Exit codes, for every command: 0 on success and after -h (help goes to
 // standard output), 2 for bad usage (an unknown flag, a bad value, a
