@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"flag"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -13,21 +12,19 @@ import (
 // runDecode prints a payload file, or a stream of frames as written by
 // exporter.WriterSink, as JSON lines (or tables).
 func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("decode", "decode [flags] FILE", `Prints a zerostat payload (possibly gzip-compressed), or a stream of frames
+as exporter.WriterSink writes them, read from FILE (- for standard input).`)
 	format := fs.String("format", "json", "output: json (one object per payload, per line) or table")
-	maxDec := fs.Int("max-decompressed", 64<<20, "largest decompressed payload, in bytes")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	maxDec := fs.Int("max-decompressed", 64<<20, "largest decompressed payload, in `bytes`")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: zerostat decode [-format json|table] FILE  (- for standard input)")
-		return 2
+		return usageError(fs, stderr, "want one FILE (- for standard input); got %d arguments", fs.NArg())
 	}
 	pr, err := newPrinter(stdout, *format)
 	if err != nil {
-		fmt.Fprintln(stderr, "zerostat decode:", err)
-		return 2
+		return usageError(fs, stderr, "%v", err)
 	}
 	var data []byte
 	if name := fs.Arg(0); name == "-" {
@@ -50,29 +47,65 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // not start like one, as a stream of frames, calling fn for each payload.
 // A single payload starts with a msgpack fixarray of 5 (0x95) or gzip's
 // magic; a frame starts with a 4-byte length, whose first byte would be
-// 0x95 only for frames over 2.5 GB, which are refused.
+// 0x95 only for frames over 2.5 GB, which are refused. Input that is
+// neither (a frame length over wire.MaxFrameSize, a frame whose bytes do
+// not start like a payload) is answered "not a zerostat payload" with
+// its first bytes in hex, not with the first check it happened to fail.
 func decodeAll(data []byte, maxDec int, fn func(*wire.Payload) error) error {
 	if len(data) == 0 {
 		return fmt.Errorf("empty input")
 	}
-	if data[0] == 0x95 || wire.IsGzip(data) {
+	if startsLikePayload(data) {
 		return decodeOne(data, maxDec, fn, "payload")
 	}
-	r := bytes.NewReader(data)
-	var buf []byte
-	for i := 0; ; i++ {
-		frame, err := wire.ReadFrame(r, buf, wire.MaxFrameSize)
-		if err == io.EOF {
-			return nil
+	for i, off := 0, 0; off < len(data); i++ {
+		rest := data[off:]
+		where := fmt.Sprintf("frame %d at offset %d", i, off)
+		if len(rest) < wire.FrameHeaderSize {
+			if i == 0 {
+				return notPayload(rest)
+			}
+			return fmt.Errorf("%s: truncated: %d bytes, less than a frame header", where, len(rest))
 		}
-		if err != nil {
-			return fmt.Errorf("frame %d: %w", i, err)
+		n := binary.BigEndian.Uint32(rest)
+		body := rest[wire.FrameHeaderSize:]
+		if n == 0 || n > wire.MaxFrameSize || !startsLikePayload(body[:min(len(body), int(n))]) {
+			if i == 0 {
+				return notPayload(rest)
+			}
+			return fmt.Errorf("%s: %w", where, notPayload(rest))
 		}
-		if err := decodeOne(frame, maxDec, fn, fmt.Sprintf("frame %d", i)); err != nil {
+		if uint64(len(body)) < uint64(n) {
+			return fmt.Errorf("%s: truncated: %d bytes declared, %d present", where, n, len(body))
+		}
+		if err := decodeOne(body[:n], maxDec, fn, fmt.Sprintf("frame %d", i)); err != nil {
 			return err
 		}
-		buf = frame
+		off += wire.FrameHeaderSize + int(n)
 	}
+	return nil
+}
+
+// startsLikePayload reports whether b could be the start of a payload: a
+// msgpack array of 5 (0x95) or gzip's magic (1f 8b). An empty b could.
+func startsLikePayload(b []byte) bool {
+	switch {
+	case len(b) == 0, b[0] == 0x95:
+		return true
+	case b[0] == 0x1f:
+		return len(b) == 1 || b[1] == 0x8b
+	}
+	return false
+}
+
+// notPayload describes input that is neither a payload nor a frame.
+func notPayload(b []byte) error {
+	const show = 16
+	more := ""
+	if len(b) > show {
+		b, more = b[:show], " ..."
+	}
+	return fmt.Errorf("not a zerostat payload or frame stream (first bytes % x%s)", b, more)
 }
 
 func decodeOne(b []byte, maxDec int, fn func(*wire.Payload) error, what string) error {

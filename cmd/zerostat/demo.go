@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,27 +45,45 @@ var (
 	}
 )
 
+const demoAbout = `Starts an instrumented sample HTTP service on 127.0.0.1 and a load
+generator that calls it for -duration, printing every second how many
+requests have been answered. A snapshot of the views is exported every
+-period over HTTP to the demo's own receiver, which prints it as a table
+(or, with -export-to, to another receiver). The demo ends with a summary
+that checks the totals exported against the requests answered.`
+
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	duration := fs.Duration("duration", 5*time.Second, "how long to send load (the demo then stops by itself; Ctrl-C stops it earlier)")
-	period := fs.Duration("period", time.Second, "export period")
+	fs := newFlags("demo", "demo [flags]", demoAbout)
+	duration := fs.Duration("duration", 5*time.Second, "how long to send load; the demo then stops by itself (Ctrl-C stops it earlier)")
+	period := fs.Duration("period", time.Second, "how often a snapshot is exported")
 	workers := fs.Int("workers", 4, "load generator goroutines")
 	seed := fs.Uint64("seed", 1, "random seed of the load generator")
-	listen := fs.String("listen", "127.0.0.1:0", "address of the sample service, /metrics and /debug/stats")
-	exportTo := fs.String("export-to", "", "URL of a `zerostat receive` to export to (default: the demo's own receiver)")
-	format := fs.String("format", "table", "how the demo's receiver prints snapshots: table or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	listen := fs.String("listen", "127.0.0.1:0", "`address` of the sample service, /metrics, /snapshot and /debug/stats")
+	exportTo := fs.String("export-to", "", "`URL` of a receiver to export to, such as one started by 'zerostat receive' (default: the demo's own receiver)")
+	format := fs.String("format", "table", "how the demo's receiver prints snapshots: table or json (JSON lines on stdout, progress on stderr)")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	if *duration <= 0 || *period <= 0 || *workers <= 0 {
-		fmt.Fprintln(stderr, "zerostat demo: -duration, -period and -workers must be positive")
-		return 2
+		return usageError(fs, stderr, "-duration, -period and -workers must be positive")
+	}
+	if *exportTo != "" {
+		if err := checkExportURL(*exportTo); err != nil {
+			return usageError(fs, stderr, "-export-to: %v", err)
+		}
 	}
 	pr, err := newPrinter(stdout, *format)
 	if err != nil {
-		fmt.Fprintln(stderr, "zerostat demo:", err)
-		return 2
+		return usageError(fs, stderr, "%v", err)
+	}
+	// Progress and the summary go beside the tables, or to stderr when
+	// stdout carries JSON lines.
+	info := stdout
+	if *format == "json" {
+		info = stderr
 	}
 	if err := view.Register(demoViews...); err != nil {
 		fmt.Fprintln(stderr, "zerostat demo:", err)
@@ -85,34 +104,39 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	base := "http://" + ln.Addr().String()
-	url := base + "/receive"
+	target := base + "/receive"
 	if *exportTo != "" {
-		url = *exportTo
+		target = *exportTo
 	}
-	exp, err := exporter.New(&exporter.HTTPSink{URL: url}, exporter.Options{
+	// The exporter and /snapshot describe the process alike.
+	resource := exporter.Resource{ServiceName: "zerostat-demo"}
+	exp, err := exporter.New(&exporter.HTTPSink{URL: target}, exporter.Options{
 		Interval: *period,
-		Resource: exporter.Resource{ServiceName: "zerostat-demo"},
-		OnError:  func(err error) { fmt.Fprintln(stderr, "zerostat demo: export:", err) },
+		Resource: resource,
+		// Once when exports start failing, once when they recover (not
+		// once per failure, and not twice: no OnError as well).
+		Logger: slog.New(slog.NewTextHandler(printerWriter{pr, stderr}, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{} // the progress lines say when
+				}
+				return a
+			}})),
 	})
 	if err != nil {
 		ln.Close()
 		fmt.Fprintln(stderr, "zerostat demo:", err)
 		return 1
 	}
-	began := time.Now()
-	var sent atomic.Int64
 	var last lastSnapshot
 	mux := http.NewServeMux()
 	mux.Handle("/", svc)
 	mux.Handle("GET /metrics", prometheus.NewHandler(prometheus.Options{}))
-	mux.Handle("GET /snapshot", exporter.NewSnapshotHandler(exporter.SnapshotOptions{}))
+	mux.Handle("GET /snapshot", exporter.NewSnapshotHandler(exporter.SnapshotOptions{Resource: resource}))
 	mux.Handle("/debug/stats", debugstats.NewHandler(debugstats.Options{Title: "zerostat demo",
 		ExporterStats: []debugstats.NamedStats{{Name: "msgpack over HTTP", Stats: exp.Stats}}}))
 	mux.Handle("POST /receive", &receiver.Handler{OnPayload: func(p *wire.Payload) {
 		last.add(p)
-		n := sent.Load()
-		el := time.Since(began)
-		fmt.Fprintf(stdout, "\n[%5.1fs/%v] %d requests answered (%.0f/s)\n", el.Seconds(), *duration, n, float64(n)/el.Seconds())
 		if err := pr.print(p); err != nil {
 			fmt.Fprintln(stderr, "zerostat demo:", err)
 		}
@@ -122,10 +146,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 
 	exp.Start()
-	fmt.Fprintf(stdout, "zerostat demo: service on %s/ (%d load generators for %v), exporting every %v to %s\n",
-		base, *workers, *duration, *period, url)
-	fmt.Fprintf(stdout, "zerostat demo: live stats page at %s/debug/stats, Prometheus metrics at %s/metrics, the snapshot at %s/snapshot\n", base, base, base)
+	pr.printf(info, "zerostat demo: service on %s/ (%d load generators for %v), exporting a snapshot every %v to %s\n",
+		base, *workers, *duration, *period, target)
+	pr.printf(info, "zerostat demo: live stats page at %s/debug/stats, Prometheus metrics at %s/metrics, the snapshot at %s/snapshot\n", base, base, base)
+	if *exportTo == "" && *format == "table" {
+		pr.printf(info, "zerostat demo: each table is snapshot N, the N-th export: the totals since the start\n")
+	}
 
+	// The load, counted as each answer arrives; progress every second.
+	began := time.Now()
+	var answered atomic.Int64
+	progress := func(suffix string) {
+		el := time.Since(began)
+		n := answered.Load()
+		pr.printf(info, "\n[%5.1fs/%v] %d requests answered (%.0f/s)%s\n", el.Seconds(), *duration, n, float64(n)/max(el.Seconds(), 1e-3), suffix)
+	}
 	stop := make(chan struct{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}
 	var wg sync.WaitGroup
@@ -133,21 +168,42 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent.Add(loadGenerator(stop, client, base, rand.New(rand.NewPCG(*seed, uint64(w)))))
+			loadGenerator(stop, client, base, rand.New(rand.NewPCG(*seed, uint64(w))), &answered)
 		}()
 	}
-	select {
-	case <-time.After(*duration):
-	case <-ctx.Done():
-		fmt.Fprintln(stdout, "\nzerostat demo: interrupted, stopping")
+	end := time.NewTimer(*duration)
+	tick := time.NewTicker(time.Second)
+	interrupted := false
+wait:
+	for {
+		select {
+		case <-tick.C:
+			if time.Since(began) >= *duration {
+				break wait // the end: its own line follows
+			}
+			progress("")
+		case <-end.C:
+			break wait
+		case <-ctx.Done():
+			interrupted = true
+			break wait
+		}
 	}
+	tick.Stop()
+	end.Stop()
 	close(stop)
 	wg.Wait()
-	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if interrupted {
+		progress("; interrupted, stopping")
+	} else {
+		progress("; load done")
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
+	code := 0
 	if err := exp.Stop(sctx); err != nil { // the final snapshot
 		fmt.Fprintln(stderr, "zerostat demo: final export:", err)
-		return 1
+		code = 1
 	}
 
 	counted, err := totalRequests()
@@ -157,19 +213,47 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st := exp.Stats()
 	ns, allocs := measureRecord()
-	fmt.Fprintf(stdout, "\nsummary: %d requests answered, %d counted by demo/requests", sent.Load(), counted)
+	sum := fmt.Sprintf("\nsummary: %d requests answered, %d counted by demo/requests", answered.Load(), counted)
 	received := int64(-1)
 	if *exportTo == "" {
 		received = last.requests()
-		fmt.Fprintf(stdout, ", %d in the last snapshot received", received)
+		sum += fmt.Sprintf(", %d in the last snapshot received", received)
 	}
-	fmt.Fprintf(stdout, "\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
-		st.Exports, st.Sent, st.Bytes, st.Failures, ns, allocs)
-	if counted != sent.Load() || (received >= 0 && received != counted) {
+	pr.printf(info, "%s\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
+		sum, st.Exports, st.Sent, st.Bytes, st.Failures, ns, allocs)
+	if counted != answered.Load() || (code == 0 && received >= 0 && received != counted) {
 		fmt.Fprintln(stderr, "zerostat demo: the totals do not match: something was lost or invented")
 		return 1
 	}
-	return 0
+	return code
+}
+
+// printerWriter writes through the printer's lock, so that log lines do
+// not interleave with the tables.
+type printerWriter struct {
+	p *printer
+	w io.Writer
+}
+
+func (w printerWriter) Write(b []byte) (int, error) {
+	w.p.printf(w.w, "%s", b)
+	return len(b), nil
+}
+
+// checkExportURL refuses, before the demo starts, a URL HTTPSink could
+// never send to: one that does not parse, or lacks an http or https
+// scheme or a host.
+func checkExportURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q is not an http:// or https:// URL (want one such as http://127.0.0.1:4319/)", s)
+	case u.Host == "":
+		return fmt.Errorf("%q has no host (want one such as http://127.0.0.1:4319/)", s)
+	}
+	return nil
 }
 
 // lastSnapshot keeps the payloads of the most recent export cycle.

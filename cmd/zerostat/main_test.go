@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +34,8 @@ func TestDemoTotalsMatch(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, errOut.String(), out.String())
 	}
 	s := out.String()
-	for _, want := range []string{"== snapshot 1.0", "demo/latency", "demo/requests", "http.route=/users", "p99=", "summary:"} {
+	for _, want := range []string{"== snapshot 1 from zerostat-demo: cumulative values", "snapshot N, the N-th export",
+		"demo/latency", "demo/requests", "http.route=/users", "p99=", "summary:"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
@@ -37,16 +43,119 @@ func TestDemoTotalsMatch(t *testing.T) {
 	if view.Find("demo/requests") != nil {
 		t.Error("the demo left its views registered")
 	}
+
+	// The progress lines count requests as they are answered: never
+	// decreasing, one final line ("load done") after which none follows,
+	// and its count is the summary's.
+	progress := regexp.MustCompile(`(?m)^\[ *[0-9.]+s/1.5s\] ([0-9]+) requests answered \([0-9]+/s\)(; load done)?$`)
+	lines := progress.FindAllStringSubmatch(s, -1)
+	if len(lines) == 0 {
+		t.Fatalf("no progress line:\n%s", s)
+	}
+	prev := int64(-1)
+	for i, l := range lines {
+		n, _ := strconv.ParseInt(l[1], 10, 64)
+		if n < prev {
+			t.Errorf("progress went from %d down to %d", prev, n)
+		}
+		prev = n
+		if final := l[2] != ""; final != (i == len(lines)-1) {
+			t.Errorf("progress line %d of %d %q: want exactly the last one to say load done", i+1, len(lines), l[0])
+		}
+	}
+	if want := fmt.Sprintf("summary: %d requests answered, %d counted by demo/requests, %d in the last snapshot received", prev, prev, prev); prev <= 0 || !strings.Contains(s, want) {
+		t.Errorf("the final progress line says %d requests; the summary should say %q:\n%s", prev, want, s)
+	}
 }
 
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{nil, {"nope"}, {"demo", "-duration", "-1s"}, {"demo", "-bogus"}} {
-		var out, errOut bytes.Buffer
-		if code := run(context.Background(), args, &out, &errOut); code != 2 {
-			t.Errorf("%q: exit %d; want 2", args, code)
+// TestDemoJSONAndInterrupt: with -format json stdout carries only JSON
+// lines (progress and the summary go to stderr); an interrupt ends the load
+// early and the totals still match.
+func TestDemoJSONAndInterrupt(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "-duration", "1s", "-period", "500ms", "-format", "json"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("stdout line is not JSON: %q", l)
 		}
-		if errOut.Len() == 0 {
-			t.Errorf("%q: no message on stderr", args)
+	}
+	if len(lines) < 2 || !strings.Contains(errOut.String(), "; load done") || !strings.Contains(errOut.String(), "summary: ") {
+		t.Errorf("%d JSON lines; stderr:\n%s", len(lines), errOut.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the first tick
+	out.Reset()
+	errOut.Reset()
+	if code := run(ctx, []string{"demo", "-duration", "1h"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "; interrupted, stopping") || !strings.Contains(out.String(), "summary: ") {
+		t.Errorf("interrupted demo: exit %d, stdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestExitCodes: -h and -help exit 0 with the usage on stdout for every
+// command; bad usage exits 2 with a message on stderr; a failure of the
+// work itself exits 1.
+func TestExitCodes(t *testing.T) {
+	for _, cmd := range [][]string{{}, {"demo"}, {"receive"}, {"decode"}, {"help"}} {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			args := append(slices.Clone(cmd), h)
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), args, &out, &errOut); code != 0 || !strings.Contains(out.String(), "usage: zerostat") || errOut.Len() != 0 {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and the usage on stdout", args, code, out.String(), errOut.String())
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"help", "decode"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "usage: zerostat decode") {
+		t.Errorf("help decode: exit %d, stdout %q", code, out.String())
+	}
+	if code := run(context.Background(), []string{"demo", "-h"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "-export-to URL\n") {
+		t.Errorf("demo -h: exit %d; want its -export-to flag to take a URL:\n%s", code, out.String())
+	}
+
+	text := filepath.Join(t.TempDir(), "text")
+	if err := os.WriteFile(text, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // on stderr
+	}{
+		{nil, 2, "usage: zerostat"},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"demo", "-duration", "-1s"}, 2, "must be positive"},
+		{[]string{"demo", "-bogus"}, 2, "-bogus"},
+		{[]string{"demo", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"demo", "-format", "xml"}, 2, `unknown -format "xml"`},
+		{[]string{"demo", "-export-to", "not a url"}, 2, `-export-to: "not a url" is not an http:// or https:// URL`},
+		{[]string{"demo", "-export-to", "ftp://127.0.0.1/"}, 2, "is not an http:// or https:// URL"},
+		{[]string{"demo", "-export-to", "http:///receive"}, 2, "has no host"},
+		{[]string{"demo", "-export-to", "http://%zz/"}, 2, "-export-to: parse"},
+		{[]string{"receive", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"receive", "-format", "xml"}, 2, `unknown -format "xml"`},
+		{[]string{"decode"}, 2, "want one FILE"},
+		{[]string{"decode", "a", "b"}, 2, "want one FILE"},
+		{[]string{"decode", "-format", "xml", text}, 2, `unknown -format "xml"`},
+		{[]string{"decode", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
+		{[]string{"decode", text}, 1, "not a zerostat payload or frame stream (first bytes 68 65 6c 6c 6f 0a)"},
+		{[]string{"receive", "-listen", busy.Addr().String()}, 1, "address already in use"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut)
+		if code != tc.code || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, errOut.String(), tc.code, tc.want)
+		}
+		if tc.code == 2 && tc.args != nil && tc.args[0] == "demo" && out.Len() != 0 {
+			t.Errorf("%q: the demo started before refusing its flags:\n%s", tc.args, out.String())
 		}
 	}
 }
@@ -138,6 +247,48 @@ func TestDecodeFramesAndPayload(t *testing.T) {
 	errOut.Reset()
 	if code := runDecode([]string{"-"}, bytes.NewReader([]byte{0, 0, 0, 3, 0x95, 1, 2}), &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "frame 0") {
 		t.Errorf("decode of garbage: exit %d, stderr %q", code, errOut.String())
+	}
+
+	// Foreign input and damaged streams: what is wrong, where, exit 1.
+	n0 := len(fr) + wire.FrameHeaderSize // the first frame's length
+	text := []byte("hello world, this is not msgpack\n")
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"text", text, "zerostat decode: not a zerostat payload or frame stream (first bytes 68 65 6c 6c 6f 20 77 6f 72 6c 64 2c 20 74 68 69 ...)\n"},
+		{"short", []byte("hi"), "not a zerostat payload or frame stream (first bytes 68 69)"},
+		{"small length, foreign body", []byte{0, 0, 0, 4, 'a', 'b', 'c', 'd'}, "not a zerostat payload or frame stream (first bytes 00 00 00 04 61 62 63 64)"},
+		{"empty frame", []byte{0, 0, 0, 0}, "not a zerostat payload"},
+		{"frames, then text", append(slices.Clone(frames.Bytes()), text...), fmt.Sprintf("frame 2 at offset %d: not a zerostat payload or frame stream (first bytes 68 65", frames.Len())},
+		{"cut in a frame", frames.Bytes()[:n0+10], fmt.Sprintf("frame 1 at offset %d: truncated: %d bytes declared, 6 present", n0, frames.Len()-n0-4)},
+		{"cut in a header", frames.Bytes()[:n0+2], fmt.Sprintf("frame 1 at offset %d: truncated: 2 bytes, less than a frame header", n0)},
+	} {
+		out.Reset()
+		errOut.Reset()
+		code := runDecode([]string{"-"}, bytes.NewReader(tc.in), &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", tc.name, code, errOut.String(), tc.want)
+		}
+	}
+	// Random bytes: never a panic, never "unexpected EOF"; unless they
+	// happen to start like a payload, "not a zerostat payload".
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		in := make([]byte, 1+rng.IntN(300))
+		for j := range in {
+			in[j] = byte(rng.Uint32())
+		}
+		errOut.Reset()
+		code := runDecode([]string{"-"}, bytes.NewReader(in), &out, &errOut)
+		want := "not a zerostat payload"
+		if in[0] == 0x95 || in[0] == 0x1f && (len(in) == 1 || in[1] == 0x8b) {
+			want = "payload: wire:"
+		}
+		if code != 1 || !strings.Contains(errOut.String(), want) {
+			t.Errorf("random input %d (% x): exit %d, stderr %q; want %q", i, in[:min(8, len(in))], code, errOut.String(), want)
+		}
 	}
 }
 
@@ -239,6 +390,10 @@ func TestDemoServesMetrics(t *testing.T) {
 	}
 	if !strings.Contains(snapshot, `"name":"demo/requests"`) {
 		t.Errorf("/snapshot as JSON lacks demo/requests: %.500s", snapshot)
+	}
+	// /snapshot describes the process as the exported snapshots do.
+	if !strings.Contains(snapshot, `"service.name":"zerostat-demo"`) || !strings.Contains(out.String(), " from zerostat-demo: ") {
+		t.Errorf("/snapshot and the exported snapshots name different services: %.300s", snapshot)
 	}
 }
 

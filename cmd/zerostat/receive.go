@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -41,10 +40,33 @@ func (p *printer) print(pl *wire.Payload) error {
 		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
 	}
-	fmt.Fprintf(p.w, "\n== snapshot %d.%d (%s, %s .. %s) from %s ==\n", pl.Sequence, pl.Part, pl.Temporality,
-		pl.Start.Format(time.TimeOnly), pl.End.Format("15:04:05.000"), service(pl))
+	fmt.Fprintf(p.w, "\n%s\n", header(pl))
 	writePayloadTable(p.w, pl)
 	return nil
+}
+
+// printf writes a line to w (stdout or stderr) under the printer's lock,
+// so that it never lands inside a table.
+func (p *printer) printf(w io.Writer, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(w, format, args...)
+}
+
+// header names a payload: "snapshot N" is the exporter's N-th export
+// (its sequence number); a snapshot too large for one payload comes in
+// parts, numbered from 1 here. Cumulative values count from Start; delta
+// values from the previous export.
+func header(pl *wire.Payload) string {
+	part := ""
+	if pl.Part > 0 || !pl.Last {
+		part = fmt.Sprintf(", part %d", pl.Part+1)
+		if !pl.Last {
+			part += " (more follow)"
+		}
+	}
+	return fmt.Sprintf("== snapshot %d%s from %s: %s values, %s .. %s ==", pl.Sequence, part, service(pl),
+		pl.Temporality, pl.Start.Format(time.TimeOnly), pl.End.Format("15:04:05.000"))
 }
 
 func service(pl *wire.Payload) string {
@@ -57,19 +79,21 @@ func service(pl *wire.Payload) string {
 }
 
 func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("receive", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:4319", "address to listen on")
+	fs := newFlags("receive", "receive [flags]", `Accepts snapshots POSTed by exporter.HTTPSink (any path) and prints each
+one, until interrupted.`)
+	listen := fs.String("listen", "127.0.0.1:4319", "`address` to listen on")
 	format := fs.String("format", "table", "output: table or json (one JSON object per line)")
-	maxBody := fs.Int64("max-body", receiver.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
-	maxDec := fs.Int("max-decompressed", receiver.DefaultMaxDecompressedBytes, "largest decompressed gzip body, in bytes")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	maxBody := fs.Int64("max-body", receiver.DefaultMaxBodyBytes, "largest request body accepted, in `bytes`")
+	maxDec := fs.Int("max-decompressed", receiver.DefaultMaxDecompressedBytes, "largest decompressed gzip body, in `bytes`")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, stderr, "unexpected argument %q", fs.Arg(0))
 	}
 	pr, err := newPrinter(stdout, *format)
 	if err != nil {
-		fmt.Fprintln(stderr, "zerostat receive:", err)
-		return 2
+		return usageError(fs, stderr, "%v", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -133,18 +133,18 @@ func (s *sampleService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // loadGenerator sends requests to base from one goroutine until stop is
-// closed, and returns how many it made. A request, once sent, is never
-// cancelled, so the service counts exactly the requests made.
-func loadGenerator(stop <-chan struct{}, client *http.Client, base string, r *rand.Rand) int64 {
+// closed, adding 1 to answered as each answer is read (the live count the
+// demo prints). A request, once sent, is never cancelled, so the service
+// counts exactly the requests answered.
+func loadGenerator(stop <-chan struct{}, client *http.Client, base string, r *rand.Rand, answered *atomic.Int64) {
 	total := 0
 	for _, ep := range endpoints {
 		total += ep.weight
 	}
-	var n int64
 	for {
 		select {
 		case <-stop:
-			return n
+			return
 		default:
 		}
 		pick := r.IntN(total)
@@ -167,6 +167,6 @@ func loadGenerator(stop <-chan struct{}, client *http.Client, base string, r *ra
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		n++
+		answered.Add(1)
 	}
 }

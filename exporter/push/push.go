@@ -162,6 +162,7 @@ type Pipeline struct {
 	state      state
 	failedRuns int
 	cycle      Cycle // the export in progress, reused: no allocation
+	stopping   atomic.Bool
 
 	exports, failures, requests, retries, sent, points, nbytes atomic.Uint64
 	dropped, droppedPoints, droppedBytes, rejected, oversized  atomic.Uint64
@@ -244,7 +245,11 @@ func (p *Pipeline) Stop(ctx context.Context, final func(context.Context) error) 
 	if err := p.runner.Stop(ctx); err != nil {
 		return err
 	}
+	// The final export's failure is returned: logging it too would say it
+	// twice.
+	p.stopping.Store(true)
 	err := final(ctx)
+	p.stopping.Store(false)
 	if s := p.Stats(); s.Queued > 0 {
 		return fmt.Errorf("%s: stopped with %d requests (%d points, %d bytes) unsent: %w", p.cfg.Name, s.Queued, s.QueuedPoints, s.QueuedBytes, err)
 	}
@@ -343,7 +348,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 		stored := err // a copy, so err itself does not escape on success
 		p.lastErr.Store(&stored)
 		p.failedRuns++
-		if p.state != stateFailing {
+		if p.state != stateFailing && !p.stopping.Load() {
 			p.log.Warn("zerostat exporter: exports failing", "sink", p.cfg.Name, "target", p.cfg.Target, "err", err)
 			p.state = stateFailing
 		}

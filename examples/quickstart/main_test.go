@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/receiver"
+	"github.com/zerostat/zerostat/exporter/wire"
+)
+
+// TestMain runs main itself when the test binary is started by
+// runQuickstart, so the program is tested as a process, exit and all.
+func TestMain(m *testing.M) {
+	if os.Getenv("ZEROSTAT_QUICKSTART_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runQuickstart runs the program with args and returns its exit code and
+// standard error. A program that hangs is killed after a minute (no test
+// asserts how long it takes).
+func runQuickstart(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ZEROSTAT_QUICKSTART_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("quickstart %q did not exit: %s", args, stderr.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), stderr.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stderr.String()
+}
+
+func TestQuickstartExportsToReceiver(t *testing.T) {
+	var mu sync.Mutex
+	var got []*wire.Payload
+	srv := httptest.NewServer(&receiver.Handler{OnPayload: func(p *wire.Payload) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+	}})
+	defer srv.Close()
+
+	code, stderr := runQuickstart(t, "-to", srv.URL+"/")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Stop returned after the receiver answered: the final snapshot is in.
+	found := false
+	for _, p := range got {
+		for _, v := range p.Views {
+			if v.Name == "http/latency" && len(v.Rows) == 1 && v.Rows[0].Count == 1 && v.Rows[0].Sum == 4.2 &&
+				len(v.Rows[0].Values) == 1 && v.Rows[0].Values[0] == "/users" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no snapshot with http/latency{http.route=/users} count 1, sum 4.2 among %d payloads", len(got))
+	}
+}
+
+func TestQuickstartWithoutReceiver(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	ln.Close() // nothing listens there now
+
+	code, stderr := runQuickstart(t, "-to", url)
+	if code != 0 || !strings.Contains(stderr, "sending request") || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("exit %d, stderr %q; want 0 and Stop's error", code, stderr)
+	}
+}
+
+// TestReadmeUseIsThisProgram: the README's Use snippet is this file from
+// "package main" on, so what the README shows is what this test runs.
+func TestReadmeUseIsThisProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, use, ok := strings.Cut(string(readme), "\n## Use\n")
+	_, snippet, ok2 := strings.Cut(use, "```go\n")
+	snippet, _, ok3 := strings.Cut(snippet, "```\n")
+	_, prog, ok4 := strings.Cut(string(src), "\npackage main\n")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatal("README.md has no ```go block under ## Use, or main.go no package clause")
+	}
+	if prog = "package main\n" + prog; snippet != prog {
+		t.Errorf("README's Use snippet differs from examples/quickstart/main.go; paste the file from \"package main\" on.\nREADME:\n%s\nmain.go:\n%s", snippet, prog)
+	}
+}
