@@ -1,5 +1,11 @@
 # zerostat — every check CI runs is `make test` (see .ci/run).
 GO       ?= go
+SHELL    := /bin/bash
+# A go test piped into testsum fails when go test does.
+.SHELLFLAGS := -o pipefail -c
+# Each go test step's -json events, read into the log a plain run prints
+# and the counts make test's summary shows (internal/tools/testsum).
+TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
 .PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
 
@@ -11,8 +17,10 @@ BACKENDS = ZEROSTAT_REQUIRE_BACKENDS=$$(scripts/install-backends.sh --check)
 
 ## test: everything CI runs: test dependencies, format, vet, unit tests,
 ## race tests, a 386 pass, short fuzzing, and the benchmarks module's tests.
-test: deps check-fmt vet unit race test-386 fuzz bench-module e2e gate
-	@echo "make test: all checks passed"
+## It ends with a summary: each step's wall time, and the tests passed,
+## failed and skipped per module (scripts/make-test.sh).
+test:
+	@MAKE="$(MAKE)" scripts/make-test.sh
 
 ## deps: install the Debian packages the tests use: python3-msgpack and
 ## ruby-msgpack, prometheus and victoria-metrics.
@@ -30,14 +38,14 @@ vet:
 	cd e2e && $(GO) vet ./...
 
 unit:
-	$(CROSSLANG) $(BACKENDS) $(GO) test -count=1 ./...
+	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
 
 race:
-	$(CROSSLANG) $(BACKENDS) $(GO) test -race -count=1 ./...
+	$(CROSSLANG) $(BACKENDS) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) race )
 
 # 32-bit: atomics alignment and int sizes (as VictoriaMetrics's CI does).
 test-386:
-	GOARCH=386 $(GO) test -count=1 ./internal/... ./tag ./stats ./view ./exporter/...
+	GOARCH=386 $(GO) test -json -count=1 ./internal/... ./tag ./stats ./view ./exporter/... | ( $(TESTSUM) test-386 )
 
 # Each fuzz target briefly; the seed corpora in testdata/fuzz also run as
 # plain tests in `unit`.
@@ -70,23 +78,18 @@ fuzz:
 	$(call fuzz1,FuzzNegotiate,./internal/accept,150000x)
 
 bench-module:
-	cd benchmarks && $(GO) test -count=1 ./...
+	cd benchmarks && $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
 
 # The benchmarks the gate reads: the record scenarios of zerostat, the
 # floor and OpenCensus (-count=6 for the statistics), one export for its
 # allocation budget, and records while an exporter faces each fault.
 GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
 
-GATE_CHECK = cd benchmarks && $(GO) run ./cmd/benchgate -rules gate.rules -baseline testdata/baseline.txt out/gate.txt
-
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
-## A broken rule is measured once more before the gate fails: on a shared
-## 2-core VM a whole benchmark can run slow for a few seconds (seen in CI:
-## counter_2tags +67% with its floor +24%, normal when rerun), and a real
-## regression breaks twice (an injected 16-byte allocation did).
-gate: gate-measure
-	@( $(GATE_CHECK) ) || { echo "gate: a rule broke; measuring once more, after 10 s, to tell a regression from a noisy moment"; sleep 10; \
-		$(MAKE) --no-print-directory gate-measure && ( $(GATE_CHECK) ); }
+## A failed measurement or a broken rule is measured once more before the
+## gate fails, and a failure prints what failed (scripts/gate.sh).
+gate:
+	@MAKE="$(MAKE)" scripts/gate.sh
 
 gate-measure:
 	@mkdir -p benchmarks/out
@@ -112,7 +115,7 @@ bench:
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).
 e2e:
-	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -race -count=1 ./...
+	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) e2e )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

@@ -133,7 +133,9 @@ func TestDemoPageInChromium(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the demo did not end")
 	}
-	if !strings.Contains(stdout.String(), "summary:") {
-		t.Errorf("the demo printed no summary:\n%.2000s", stdout.String())
+	// With -format json, standard output carries only the snapshots; the
+	// progress lines and the summary go to standard error.
+	if !strings.Contains(stderr.String(), "summary:") {
+		t.Errorf("the demo printed no summary:\n%.2000s", stderr.String())
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // BenchmarkRecordUnderFault measures a record (a count with two tags,
-// through a cached tag map) while an exporter runs every 10 ms, in delta,
+// through a cached tag map) while an exporter runs every 20 ms, in delta,
 // against a backend in each fault mode: healthy, down, answering 500, 429
 // with Retry-After, slower than the timeout, resetting the connection
 // mid-body. Timing is not asserted in a test (the VM is noisy); compare
@@ -47,27 +47,36 @@ func BenchmarkRecordUnderFault(b *testing.B) {
 			default:
 				backend.mode.Store(fault)
 			}
-			e, err := New(sink, Options{Interval: 10 * time.Millisecond, Temporality: Delta, Timeout: 20 * time.Millisecond,
+			e, err := New(sink, Options{Interval: 20 * time.Millisecond, Temporality: Delta, Timeout: 20 * time.Millisecond,
 				Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
 			}
 			e.Start()
 			ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, "/users"), tag.Upsert(k2, "GET"))
-			time.Sleep(30 * time.Millisecond) // a few exports in
+			// Wait for the first export to end (an event, not a sleep):
+			// recording then runs beside exports in their steady state.
+			for e.Stats().Exports == 0 {
+				time.Sleep(time.Millisecond)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				stats.Record(ctx, m.M(1))
 			}
 			b.StopTimer()
-			stopCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			stopCtx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
 			_ = e.Stop(stopCtx)
 			s := e.Stats()
-			if fault != "none" && s.Failures == 0 || fault == "none" && s.Failures != 0 {
-				b.Fatalf("fault %s: %+v", fault, s)
+			if fault != "none" && s.Failures == 0 {
+				b.Fatalf("fault %s was not felt: %+v", fault, s)
 			}
+			// A healthy run whose exports failed (a loaded machine missing
+			// a 20 ms deadline) is not a sample of the healthy case: the
+			// gate's rule on failed-exports re-measures it, rather than
+			// this benchmark failing the build or passing as healthy.
 			b.ReportMetric(float64(s.Exports), "exports")
+			b.ReportMetric(float64(s.Failures), "failed-exports")
 		})
 	}
 }

@@ -2,9 +2,10 @@
 # Installs the metrics backends the integration tests start (on 127.0.0.1,
 # with temporary data directories, stopped by PID when each test ends):
 # Debian's prometheus (2.42) and victoria-metrics (1.79) packages, when
-# missing. It says what it installed and what it could not; it never fails
-# the build by itself (the tests then say SKIPPED, unless
-# ZEROSTAT_REQUIRE_BACKENDS=1). The packages' services are not started:
+# missing. It says what it installed and what it could not
+# (scripts/apt-install.sh waits for the apt lock and retries once). When
+# it cannot install them, CI=true fails the build; elsewhere the tests
+# say SKIPPED (unless ZEROSTAT_REQUIRE_BACKENDS=1). The packages' services are not started:
 # the tests run their own servers.
 #
 #   scripts/install-backends.sh           install if missing, report
@@ -27,33 +28,20 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else
-    echo "install-backends: SKIPPED installing ${missing[*]}: not root and no sudo; the integration tests will skip"
-    exit 0
+# Under CI=true a dependency that cannot be installed fails the build:
+# a test that would skip there is a test CI did not run.
+fail() {
+  if [ "${CI:-}" = true ]; then
+    echo "install-backends: FAILED: $1; CI=true, so this fails make test instead of skipping the integration tests"
+    exit 1
   fi
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-backends: SKIPPED installing ${missing[*]}: no apt-get; the integration tests will skip"
+  echo "install-backends: SKIPPED: $1; the integration tests will skip"
   exit 0
-fi
+}
 echo "install-backends: installing ${missing[*]} (apt-get)"
-export DEBIAN_FRONTEND=noninteractive
-# policy-rc.d: keep the packages' services from starting (the tests start
-# their own servers on free ports); removed again afterwards if we made it.
-made_policy=""
-if [ ! -e /usr/sbin/policy-rc.d ] && [ -z "$sudo" ]; then
-  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made_policy=1
+if ! why=$(NO_RECOMMENDS=1 "$(dirname "$0")/apt-install.sh" /tmp/zerostat-install-backends.log "${missing[@]}"); then
+  fail "$(echo "$why" | tail -3 | tr '\n' ' ')"
 fi
-log=/tmp/zerostat-install-backends.log
-if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
-  [ -n "$made_policy" ] && rm -f /usr/sbin/policy-rc.d
-  echo "install-backends: SKIPPED: apt-get failed (see $log); the integration tests will skip"
-  tail -5 "$log"
-  exit 0
-fi
-[ -n "$made_policy" ] && rm -f /usr/sbin/policy-rc.d
-have_prometheus && echo "install-backends: prometheus ready ($(prometheus --version 2>&1 | head -1))" || echo "install-backends: prometheus still missing"
-have_vm && echo "install-backends: victoria-metrics ready" || echo "install-backends: victoria-metrics still missing"
+have_prometheus && echo "install-backends: prometheus ready ($(prometheus --version 2>&1 | head -1))" || fail "prometheus still missing after apt-get"
+have_vm && echo "install-backends: victoria-metrics ready" || fail "victoria-metrics still missing after apt-get"
 exit 0
