@@ -37,16 +37,18 @@
 //
 // # Failures
 //
-// A push is cut into requests of at most MaxSeriesPerRequest series. A
+// A push is cut into requests of about MaxSeriesPerRequest series, ended
+// only between rows (a histogram's series travel together). The push
+// pipeline every zerostat exporter shares (exporter/push) sends them: a
 // request answered 5xx or 429, or that fails in the network (down, slow
 // beyond Timeout), is retried with exponential backoff and jitter, or
 // after the server's Retry-After, as long as the retry fits in the push's
 // interval; a request answered with another 4xx is not retried (resending
-// the same bytes cannot succeed). Samples given up on are dropped and
-// counted (Stats.DroppedSamples); the next push sends current values
-// again, so a cumulative counter loses resolution, not its total.
-// OnStateChange hears once when pushes start failing and once when they
-// recover, not once per failure.
+// the same bytes cannot succeed). Requests given up on are dropped and
+// counted (Stats.Dropped, Stats.DroppedPoints); the next push sends
+// current values again, so a cumulative counter loses resolution, not its
+// total. Options.Logger hears once when pushes start failing and once when
+// they recover, not once per failure.
 //
 // # Costs and concurrency
 //
