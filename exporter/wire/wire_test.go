@@ -7,9 +7,11 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
@@ -177,8 +179,10 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-func TestDistributionBucketsMustAddUp(t *testing.T) {
-	b := build(1, func(b []byte) []byte {
+// distPayload is a payload of one distribution view "d" with bound 10 and
+// one row of the given count and two buckets.
+func distPayload(count, b0, b1 uint64) []byte {
+	return build(1, func(b []byte) []byte {
 		b = msgpack.AppendArrayHeader(b, 1)
 		b = msgpack.AppendArrayHeader(b, wire.ViewLen)
 		b = msgpack.AppendUint(b, 1)
@@ -191,18 +195,138 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 		b = msgpack.AppendTime(b, time.Unix(1, 0))
 		b = msgpack.AppendArrayHeader(b, 1)
 		b = msgpack.AppendArrayHeader(b, 6) // no keys: count, sum, min, max, ssd, buckets
-		b = msgpack.AppendUint(b, 5)        // count 5
+		b = msgpack.AppendUint(b, count)
 		for range 4 {
 			b = msgpack.AppendFloat(b, 1)
 		}
 		b = msgpack.AppendArrayHeader(b, 2)
-		b = msgpack.AppendUint(b, 1)
-		b = msgpack.AppendUint(b, 1) // buckets add up to 2
+		b = msgpack.AppendUint(b, b0)
+		b = msgpack.AppendUint(b, b1)
 		return msgpack.AppendNil(b)
 	}, "", "d")
-	if _, err := wire.Decode(b); err == nil || !strings.Contains(err.Error(), "bucket counts add up to 2; count is 5") {
-		t.Errorf("got %v", err)
+}
+
+func TestDistributionBucketsMustAddUp(t *testing.T) {
+	if p, err := wire.Decode(distPayload(5, 2, 3)); err != nil || p.Views[0].Rows[0].Buckets[1] != 3 {
+		t.Fatalf("the well-formed case: %+v, %v", p, err)
 	}
+	for _, tc := range []struct {
+		name          string
+		count, b0, b1 uint64
+		want          string
+	}{
+		{"short", 5, 1, 1, `view "d": bucket counts add up to 2; count is 5`},
+		// Summed in a wrapping uint64, 2^63 + 2^63 is 0: the count 0 passed.
+		{"overflow to the count", 0, 1 << 63, 1 << 63, `view "d": bucket counts overflow a uint64; count is 0`},
+		{"overflow", math.MaxUint64, math.MaxUint64, 1, "overflow"},
+	} {
+		_, err := wire.Decode(distPayload(tc.count, tc.b0, tc.b1))
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrMalformed containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestDecodeStrings: the string table holds "" first and valid UTF-8 only
+// (docs/wire-format.md), so every reader sees the same strings: Python's
+// msgpack.unpackb(raw=False), as the spec's recipe calls it, refuses a
+// payload with invalid UTF-8 anywhere in it.
+func TestDecodeStrings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		strs []string
+		want string
+	}{
+		{"strings[0] not empty", []string{"x", "v", "k", "x"}, `strings[0]: at offset 41: strings[0] is "x"; it must be ""`},
+		{"invalid UTF-8", []string{"", "v", "k\xff", "x"}, `strings[2]: at offset 44: invalid UTF-8 in "k\xff"`},
+		{"a surrogate half", []string{"", "v", "k", "\xed\xa0\x80"}, "strings[3]: at offset 46: invalid UTF-8"},
+		{"truncated rune", []string{"", "caf\xc3", "k", "x"}, "strings[1]: at offset 42: invalid UTF-8"},
+	} {
+		_, err := wire.Decode(build(1, oneView(1, 2, countRow(3, 7)), tc.strs...))
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrMalformed containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := wire.Decode(build(1, func(b []byte) []byte { return msgpack.AppendArrayHeader(b, 0) })); !errors.Is(err, wire.ErrMalformed) ||
+		!strings.Contains(err.Error(), `empty string table; strings[0] must be ""`) {
+		t.Errorf("no string table: %v", err)
+	}
+	p, err := wire.Decode(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "ключ", "値 ✓"))
+	if err != nil || p.Views[0].Keys[0] != "ключ" || p.Views[0].Rows[0].Values[0] != "値 ✓" {
+		t.Errorf("valid UTF-8: %+v, %v", p, err)
+	}
+}
+
+// TestDecodeDenseCountRows: a count view's rows take 4 to 7 bytes on the
+// wire and 128 decoded; the decoder's former budget of 16 times the
+// payload refused this legitimate payload, which zerostat writes.
+func TestDecodeDenseCountRows(t *testing.T) {
+	k1, k2 := tag.MustNewKey("k1"), tag.MustNewKey("k2")
+	m := stats.Int64("wire/dense", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k1, k2}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	for i := range 5000 {
+		ctx, _ := tag.New(context.Background(), tag.Upsert(k1, strconv.Itoa(i%100)), tag.Upsert(k2, strconv.Itoa(i/100)))
+		stats.Record(ctx, m.M(1))
+	}
+	var payloads [][]byte
+	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		payloads = append(payloads, bytes.Clone(p.Data))
+		return nil
+	}), exporter.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(payloads) != 1 {
+		t.Fatalf("%d payloads; want 1", len(payloads))
+	}
+	p, err := wire.Decode(payloads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Views[0].Rows); n != 5000 {
+		t.Errorf("%d rows; want 5000", n)
+	}
+	if ratio := float64(p.MemSize()) / float64(len(payloads[0])); ratio < 16 || ratio > 48 {
+		t.Errorf("decoded %d bytes from %d: %.1fx; want between 16x (the old budget) and 48x", p.MemSize(), len(payloads[0]), ratio)
+	}
+}
+
+// TestDecodeLimit: DecodeLimit refuses a payload whose decoded form would
+// pass the limit, with ErrTooLarge before allocating it; MemSize counts
+// what the decoded form holds, which is what decoding allocates.
+func TestDecodeLimit(t *testing.T) {
+	b := samplePayload(t)
+	p, err := wire.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := p.MemSize()
+	if size <= len(b) || size > wire.DecodeBudget(len(b)) {
+		t.Fatalf("MemSize %d for a %d-byte payload", size, len(b))
+	}
+	if _, err := wire.DecodeLimit(b, size); err != nil {
+		t.Errorf("at exactly its size: %v", err)
+	}
+	if _, err := wire.DecodeLimit(b, size-1); !errors.Is(err, wire.ErrTooLarge) ||
+		!strings.Contains(err.Error(), "the decoded payload would take more than its limit of "+strconv.Itoa(size-1)+" bytes") {
+		t.Errorf("one byte short: %v; want ErrTooLarge", err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p, _ = wire.Decode(b)
+	runtime.ReadMemStats(&after)
+	if grown := int(after.TotalAlloc - before.TotalAlloc); grown > 2*size+1024 {
+		t.Errorf("decoding allocated %d bytes; MemSize says %d", grown, size)
+	}
+	runtime.KeepAlive(p)
 }
 
 func TestGunzipCap(t *testing.T) {
@@ -233,6 +357,8 @@ func TestReadFrameErrors(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(samplePayload(f))
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"))
+	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k\xff", "x"))
+	f.Add(distPayload(0, 1<<63, 1<<63))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
 		if err != nil {
@@ -241,8 +367,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if _, err := p.MarshalJSON(); err != nil {
+		if p.MemSize() > wire.DecodeBudget(len(b)) {
+			t.Fatalf("decoded %d bytes from %d; budget %d", p.MemSize(), len(b), wire.DecodeBudget(len(b)))
+		}
+		js, err := p.MarshalJSON()
+		if err != nil {
 			t.Fatalf("a decoded payload does not render: %v", err)
+		}
+		if !utf8.Valid(js) || bytes.Contains(js, []byte(`\ufffd`)) {
+			t.Fatalf("a decoded payload holds invalid UTF-8: %s", js)
 		}
 	})
 }
