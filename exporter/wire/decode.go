@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
@@ -10,9 +11,16 @@ import (
 )
 
 type decoder struct {
-	r       msgpack.Reader
-	strs    []string
+	r    msgpack.Reader
+	strs []string
+	// Where the decoder is, for errors: path alone, or sect[idx] (then
+	// .rows[row] or .overflow when row says so) followed by path. Kept
+	// as parts and joined only on error: a path string built per row
+	// would double what decoding allocates.
 	path    string
+	sect    string // "views", "resource" or "" (path alone)
+	idx     int
+	row     int // a row index, noRow or overflowRow
 	version int
 	size    int // of the payload
 	limit   int // bytes the decoded payload may take
@@ -47,17 +55,38 @@ func DecodeBudget(n int) int {
 
 const maxInt = int(^uint(0) >> 1)
 
+const (
+	noRow       = -1
+	overflowRow = -2
+)
+
+// where returns the field being decoded: "header.start",
+// "views[3].rows[7].count".
+func (d *decoder) where() string {
+	if d.sect == "" {
+		return d.path
+	}
+	s := d.sect + "[" + strconv.Itoa(d.idx) + "]"
+	switch {
+	case d.row >= 0:
+		s += ".rows[" + strconv.Itoa(d.row) + "]"
+	case d.row == overflowRow:
+		s += ".overflow"
+	}
+	return s + d.path
+}
+
 // alloc charges n elements of size bytes to the budget.
 func (d *decoder) alloc(n, size int) error {
 	if n < 0 || size > 0 && n > d.budget/size {
-		return fmt.Errorf("%w: %s: the decoded payload would take more than its limit of %d bytes (the payload is %d bytes)", ErrTooLarge, d.path, d.limit, d.size)
+		return fmt.Errorf("%w: %s: the decoded payload would take more than its limit of %d bytes (the payload is %d bytes)", ErrTooLarge, d.where(), d.limit, d.size)
 	}
 	d.budget -= n * size
 	return nil
 }
 
 func (d *decoder) fail(err error) error {
-	return fmt.Errorf("%w: %s: %w", ErrMalformed, d.path, err)
+	return fmt.Errorf("%w: %s: %w", ErrMalformed, d.where(), err)
 }
 
 func (d *decoder) failf(format string, args ...any) error {
@@ -65,7 +94,7 @@ func (d *decoder) failf(format string, args ...any) error {
 }
 
 func (d *decoder) failAt(off int, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: at offset %d: %s", ErrMalformed, d.path, off, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s: at offset %d: %s", ErrMalformed, d.where(), off, fmt.Sprintf(format, args...))
 }
 
 func (d *decoder) array(want int) error {
@@ -241,7 +270,7 @@ func (d *decoder) resource(p *Payload) error {
 	}
 	p.Resource = make([]Attribute, n)
 	for i := range p.Resource {
-		d.path = fmt.Sprintf("resource[%d]", i)
+		d.sect, d.idx, d.row, d.path = "resource", i, noRow, ""
 		if err := d.array(AttrLen); err != nil {
 			return err
 		}
@@ -252,6 +281,7 @@ func (d *decoder) resource(p *Payload) error {
 			return err
 		}
 	}
+	d.sect = ""
 	return nil
 }
 
@@ -266,32 +296,33 @@ func (d *decoder) views(p *Payload) error {
 	}
 	p.Views = make([]View, n)
 	for i := range p.Views {
-		if err := d.view(&p.Views[i], fmt.Sprintf("views[%d]", i)); err != nil {
+		if err := d.view(&p.Views[i], i); err != nil {
 			return err
 		}
 	}
+	d.sect = ""
 	return nil
 }
 
-func (d *decoder) view(v *View, path string) error {
-	d.path = path
+func (d *decoder) view(v *View, i int) error {
+	d.sect, d.idx, d.row, d.path = "views", i, noRow, ""
 	if err := d.array(ViewLen); err != nil {
 		return err
 	}
 	var err error
-	d.path = path + ".name"
+	d.path = ".name"
 	if v.Name, err = d.str(); err != nil {
 		return err
 	}
-	d.path = path + ".description"
+	d.path = ".description"
 	if v.Description, err = d.str(); err != nil {
 		return err
 	}
-	d.path = path + ".unit"
+	d.path = ".unit"
 	if v.Unit, err = d.str(); err != nil {
 		return err
 	}
-	d.path = path + ".aggregation"
+	d.path = ".aggregation"
 	a, err := d.uint()
 	if err != nil {
 		return err
@@ -300,7 +331,7 @@ func (d *decoder) view(v *View, path string) error {
 		return d.failf("aggregation %d; want 1 to 4", a)
 	}
 	v.Aggregation = Aggregation(a)
-	d.path = path + ".keys"
+	d.path = ".keys"
 	nk, err := d.r.ReadArrayHeader()
 	if err != nil {
 		return d.fail(err)
@@ -314,7 +345,7 @@ func (d *decoder) view(v *View, path string) error {
 			return err
 		}
 	}
-	d.path = path + ".bounds"
+	d.path = ".bounds"
 	nb, err := d.r.ReadArrayHeader()
 	if err != nil {
 		return d.fail(err)
@@ -334,11 +365,11 @@ func (d *decoder) view(v *View, path string) error {
 			return d.failf("bounds not increasing: %v after %v", v.Bounds[i], v.Bounds[i-1])
 		}
 	}
-	d.path = path + ".start"
+	d.path = ".start"
 	if v.Start, err = d.r.ReadTime(); err != nil {
 		return d.fail(err)
 	}
-	d.path = path + ".rows"
+	d.path = ".rows"
 	nr, err := d.r.ReadArrayHeader()
 	if err != nil {
 		return d.fail(err)
@@ -348,11 +379,11 @@ func (d *decoder) view(v *View, path string) error {
 	}
 	v.Rows = make([]Row, nr)
 	for i := range v.Rows {
-		if err := d.row(v, &v.Rows[i], len(v.Keys), fmt.Sprintf("%s.rows[%d]", path, i)); err != nil {
+		if err := d.decodeRow(v, &v.Rows[i], len(v.Keys), i); err != nil {
 			return err
 		}
 	}
-	d.path = path + ".overflow"
+	d.row, d.path = noRow, ".overflow"
 	if t, err := d.r.NextType(); err != nil {
 		return d.fail(err)
 	} else if t == msgpack.NilType {
@@ -360,17 +391,18 @@ func (d *decoder) view(v *View, path string) error {
 		return nil
 	}
 	v.Overflow = &Row{}
-	return d.row(v, v.Overflow, 0, path+".overflow")
+	return d.decodeRow(v, v.Overflow, 0, overflowRow)
 }
 
-// row decodes a row with nKeys tag values: len(v.Keys) for a row, 0 for
-// the overflow row (whose Values are then all "").
-func (d *decoder) row(v *View, r *Row, nKeys int, path string) error {
-	d.path = path
+// decodeRow decodes row ri (or overflowRow) with nKeys tag values:
+// len(v.Keys) for a row, 0 for the overflow row (whose Values are then all
+// "").
+func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
+	d.row, d.path = ri, ""
 	if err := d.array(RowLen(v.Aggregation, nKeys)); err != nil {
 		return err
 	}
-	d.path = path + ".values"
+	d.path = ".values"
 	if err := d.alloc(len(v.Keys), int(unsafe.Sizeof(""))); err != nil {
 		return err
 	}
@@ -383,32 +415,32 @@ func (d *decoder) row(v *View, r *Row, nKeys int, path string) error {
 	}
 	switch v.Aggregation {
 	case Count:
-		d.path = path + ".count"
+		d.path = ".count"
 		r.Count, err = d.uint()
 		return err
 	case Sum:
-		d.path = path + ".sum"
+		d.path = ".sum"
 		r.Sum, err = d.float()
 		return err
 	case LastValue:
-		d.path = path + ".value"
+		d.path = ".value"
 		r.Value, err = d.float()
 		return err
 	}
-	d.path = path + ".count"
+	d.path = ".count"
 	if r.Count, err = d.uint(); err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		name string
 		p    *float64
-	}{{"sum", &r.Sum}, {"min", &r.Min}, {"max", &r.Max}, {"sum_sq_dev", &r.SumOfSquaredDev}} {
-		d.path = path + "." + f.name
+	}{{".sum", &r.Sum}, {".min", &r.Min}, {".max", &r.Max}, {".sum_sq_dev", &r.SumOfSquaredDev}} {
+		d.path = f.name
 		if *f.p, err = d.float(); err != nil {
 			return err
 		}
 	}
-	d.path = path + ".buckets"
+	d.path = ".buckets"
 	if err := d.array(len(v.Bounds) + 1); err != nil {
 		return err
 	}

@@ -318,12 +318,16 @@ func TestDecodeLimit(t *testing.T) {
 		!strings.Contains(err.Error(), "the decoded payload would take more than its limit of "+strconv.Itoa(size-1)+" bytes") {
 		t.Errorf("one byte short: %v; want ErrTooLarge", err)
 	}
+	// Averaged over many decodes: the first pays one-time costs.
+	const runs = 100
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	p, _ = wire.Decode(b)
+	for range runs {
+		p, _ = wire.Decode(b)
+	}
 	runtime.ReadMemStats(&after)
-	if grown := int(after.TotalAlloc - before.TotalAlloc); grown > 2*size+1024 {
+	if grown := int(after.TotalAlloc-before.TotalAlloc) / runs; grown > size+size/2 {
 		t.Errorf("decoding allocated %d bytes; MemSize says %d", grown, size)
 	}
 	runtime.KeepAlive(p)
