@@ -3,55 +3,21 @@ package receiver_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
-	"github.com/zerostat/zerostat/stats"
-	"github.com/zerostat/zerostat/tag"
-	"github.com/zerostat/zerostat/view"
+	"github.com/zerostat/zerostat/internal/wiretest"
 )
-
-// denseCounts exports a count view of two keys and n rows: about 4 bytes a
-// row on the wire, 128 decoded.
-func denseCounts(t testing.TB, n int) []byte {
-	t.Helper()
-	k1, k2 := tag.MustNewKey("k1"), tag.MustNewKey("k2")
-	m := stats.Int64("receiver/dense", "", "")
-	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k1, k2}}
-	if err := view.Register(v); err != nil {
-		t.Fatal(err)
-	}
-	defer view.Unregister(v)
-	for i := range n {
-		ctx, _ := tag.New(context.Background(), tag.Upsert(k1, strconv.Itoa(i%100)), tag.Upsert(k2, strconv.Itoa(i/100)))
-		stats.Record(ctx, m.M(1))
-	}
-	var out [][]byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		out = append(out, bytes.Clone(p.Data))
-		return nil
-	}), exporter.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Export(context.Background()); err != nil || len(out) != 1 {
-		t.Fatalf("%d payloads, %v", len(out), err)
-	}
-	return out[0]
-}
 
 // post sends body and returns the status, Retry-After and body.
 func post(t *testing.T, url string, body []byte) (int, string, string) {
@@ -82,7 +48,7 @@ const eventWait = 30 * time.Second // a deadline for events, never a timing
 // request is stored. The reservation held is exactly the payload's
 // MemSize, and nothing stays reserved.
 func TestInflightBudget(t *testing.T) {
-	body := denseCounts(t, 5000) // ~20 KB, ~640 KB decoded
+	body := wiretest.DenseCounts(t, 5000) // ~20 KB, ~640 KB decoded
 	entered, release := make(chan *wire.Payload), make(chan struct{})
 	var mu sync.Mutex
 	stored := 0
@@ -151,8 +117,8 @@ func TestInflightBudget(t *testing.T) {
 // the budget, some for their content: every one is answered 204, 400 or
 // 503, exactly the 204s are stored, and nothing stays reserved.
 func TestInflightBudgetConcurrentSafe(t *testing.T) {
-	good := denseCounts(t, 2000)
-	bad := rowsPayload(100, "v\xff")
+	good := wiretest.DenseCounts(t, 2000)
+	bad := wiretest.Rows(100, "v\xff")
 	var mu sync.Mutex
 	stored := 0
 	h := &receiver.Handler{MaxBodyBytes: 64 << 10, MaxDecompressedBytes: 64 << 10, MaxDecodedBytes: 512 << 10,
@@ -253,10 +219,10 @@ func hostileCases() []struct {
 		// 64 MiB cap (and 128 MiB allocated as its buffer doubled).
 		{"gzip bomb", gz(make([]byte, 64<<20)), true, 413},
 		// 8 MiB of 2-byte rows (~8 KB gzipped): 384 MiB if decoded.
-		{"decoded 48x", gz(rowsPayload(4<<20-100, "v")), true, 413},
+		{"decoded 48x", gz(wiretest.Rows(4<<20-100, "v")), true, 413},
 		// The largest of such payloads the decoded cap admits.
-		{"decoded just within the cap", gz(rowsPayload(300000, "v")), true, 204},
-		{"decoded just within the cap, identity", rowsPayload(300000, "v"), false, 204},
+		{"decoded just within the cap", gz(wiretest.Rows(300000, "v")), true, 204},
+		{"decoded just within the cap, identity", wiretest.Rows(300000, "v"), false, 204},
 	}
 }
 

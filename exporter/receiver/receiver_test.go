@@ -13,6 +13,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
@@ -90,14 +91,14 @@ func TestHandler(t *testing.T) {
 		{"oversized chunked", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes", true},
 		{"gzip bomb chunked", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes", true},
 		// 40 KB of 2-byte rows that decode to 1.9 MB: was 400.
-		{"decoded over its cap", "POST", wire.ContentType, "", rowsPayload(20000, "v"), 413,
+		{"decoded over its cap", "POST", wire.ContentType, "", wiretest.Rows(20000, "v"), 413,
 			"payload too large: views[0].rows: the decoded payload would take more than its limit of 1048576 bytes (the payload is 40042 bytes)", false},
-		{"decoded over its cap gzip", "POST", wire.ContentType, "gzip", gz(rowsPayload(20000, "v")), 413, "the decoded payload would take more than its limit", false},
+		{"decoded over its cap gzip", "POST", wire.ContentType, "gzip", gz(wiretest.Rows(20000, "v")), 413, "the decoded payload would take more than its limit", false},
 		{"invalid UTF-8", "POST", wire.ContentType, "", badUTF8, 400, "invalid UTF-8", false},
-		{"strings[0] not empty", "POST", wire.ContentType, "", hostile(wire.Count, nil, func(b []byte) []byte { return append(b, 0x90) }, "x", "v"), 400,
+		{"strings[0] not empty", "POST", wire.ContentType, "", wiretest.OneView(wire.Count, nil, func(b []byte) []byte { return append(b, 0x90) }, "x", "v"), 400,
 			`strings[0] is "x"; it must be ""`, false},
-		{"bucket counts overflow", "POST", wire.ContentType, "", distPayload(0, 1<<63, 1<<63), 400, `view "d": bucket counts overflow a uint64`, false},
-		{"bucket counts short", "POST", wire.ContentType, "", distPayload(5, 1, 1), 400, `view "d": bucket counts add up to 2; count is 5`, false},
+		{"bucket counts overflow", "POST", wire.ContentType, "", wiretest.Dist(0, 1<<63, 1<<63), 400, `view "d": bucket counts overflow a uint64`, false},
+		{"bucket counts short", "POST", wire.ContentType, "", wiretest.Dist(5, 1, 1), 400, `view "d": bucket counts add up to 2; count is 5`, false},
 		{"wrong encoding", "POST", wire.ContentType, "zstd", good, 415, `unsupported Content-Encoding "zstd"`, false},
 		{"wrong type, gzip", "POST", "application/json", "gzip", gz(good), 415, "Content-Type must be", false},
 	} {

@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/msgpack"
+	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -40,18 +40,11 @@ func samplePayload(t testing.TB) []byte {
 	for _, v := range []float64{0.5, 5, 50, math.Inf(1)} {
 		stats.Record(ctx, m.M(v))
 	}
-	var out []byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		out = bytes.Clone(p.Data)
-		return nil
-	}), exporter.Options{})
-	if err != nil {
-		t.Fatal(err)
+	out := wiretest.Export(t)
+	if len(out) != 1 {
+		t.Fatalf("%d payloads; want 1", len(out))
 	}
-	if err := e.Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out[0]
 }
 
 func TestDecodeSample(t *testing.T) {
@@ -179,35 +172,8 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// distPayload is a payload of one distribution view "d" with bound 10 and
-// one row of the given count and two buckets.
-func distPayload(count, b0, b1 uint64) []byte {
-	return build(1, func(b []byte) []byte {
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, wire.ViewLen)
-		b = msgpack.AppendUint(b, 1)
-		b = msgpack.AppendUint(b, 0)
-		b = msgpack.AppendUint(b, 0)
-		b = msgpack.AppendUint(b, uint64(wire.Distribution))
-		b = msgpack.AppendArrayHeader(b, 0)
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendFloat(b, 10)
-		b = msgpack.AppendTime(b, time.Unix(1, 0))
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, 6) // no keys: count, sum, min, max, ssd, buckets
-		b = msgpack.AppendUint(b, count)
-		for range 4 {
-			b = msgpack.AppendFloat(b, 1)
-		}
-		b = msgpack.AppendArrayHeader(b, 2)
-		b = msgpack.AppendUint(b, b0)
-		b = msgpack.AppendUint(b, b1)
-		return msgpack.AppendNil(b)
-	}, "", "d")
-}
-
 func TestDistributionBucketsMustAddUp(t *testing.T) {
-	if p, err := wire.Decode(distPayload(5, 2, 3)); err != nil || p.Views[0].Rows[0].Buckets[1] != 3 {
+	if p, err := wire.Decode(wiretest.Dist(5, 2, 3)); err != nil || p.Views[0].Rows[0].Buckets[1] != 3 {
 		t.Fatalf("the well-formed case: %+v, %v", p, err)
 	}
 	for _, tc := range []struct {
@@ -220,7 +186,7 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 		{"overflow to the count", 0, 1 << 63, 1 << 63, `view "d": bucket counts overflow a uint64; count is 0`},
 		{"overflow", math.MaxUint64, math.MaxUint64, 1, "overflow"},
 	} {
-		_, err := wire.Decode(distPayload(tc.count, tc.b0, tc.b1))
+		_, err := wire.Decode(wiretest.Dist(tc.count, tc.b0, tc.b1))
 		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v; want ErrMalformed containing %q", tc.name, err, tc.want)
 		}
@@ -261,40 +227,16 @@ func TestDecodeStrings(t *testing.T) {
 // wire and 128 decoded; the decoder's former budget of 16 times the
 // payload refused this legitimate payload, which zerostat writes.
 func TestDecodeDenseCountRows(t *testing.T) {
-	k1, k2 := tag.MustNewKey("k1"), tag.MustNewKey("k2")
-	m := stats.Int64("wire/dense", "", "")
-	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{k1, k2}}
-	if err := view.Register(v); err != nil {
-		t.Fatal(err)
-	}
-	defer view.Unregister(v)
-	for i := range 5000 {
-		ctx, _ := tag.New(context.Background(), tag.Upsert(k1, strconv.Itoa(i%100)), tag.Upsert(k2, strconv.Itoa(i/100)))
-		stats.Record(ctx, m.M(1))
-	}
-	var payloads [][]byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		payloads = append(payloads, bytes.Clone(p.Data))
-		return nil
-	}), exporter.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(payloads) != 1 {
-		t.Fatalf("%d payloads; want 1", len(payloads))
-	}
-	p, err := wire.Decode(payloads[0])
+	b := wiretest.DenseCounts(t, 5000)
+	p, err := wire.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(p.Views[0].Rows); n != 5000 {
 		t.Errorf("%d rows; want 5000", n)
 	}
-	if ratio := float64(p.MemSize()) / float64(len(payloads[0])); ratio < 16 || ratio > 48 {
-		t.Errorf("decoded %d bytes from %d: %.1fx; want between 16x (the old budget) and 48x", p.MemSize(), len(payloads[0]), ratio)
+	if ratio := float64(p.MemSize()) / float64(len(b)); ratio < 16 || ratio > 48 {
+		t.Errorf("decoded %d bytes from %d: %.1fx; want between 16x (the old budget) and 48x", p.MemSize(), len(b), ratio)
 	}
 }
 
@@ -362,7 +304,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(samplePayload(f))
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"))
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k\xff", "x"))
-	f.Add(distPayload(0, 1<<63, 1<<63))
+	f.Add(wiretest.Dist(0, 1<<63, 1<<63))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
 		if err != nil {
