@@ -13,6 +13,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
@@ -54,9 +55,12 @@ func TestHandler(t *testing.T) {
 	// final string and lowering the table's count; every index pointing at
 	// the last string now dangles.
 	bomb := gz(make([]byte, 4<<20))
+	badUTF8 := bytes.Clone(good)
+	badUTF8[len(badUTF8)-1] = 0xff // in the last string of the table
 
 	var stored []*wire.Payload
-	h := &receiver.Handler{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 1 << 20, OnPayload: func(p *wire.Payload) { stored = append(stored, p) }}
+	h := &receiver.Handler{MaxBodyBytes: 1 << 20, MaxDecompressedBytes: 1 << 20, MaxDecodedBytes: 1 << 20,
+		OnPayload: func(p *wire.Payload) { stored = append(stored, p) }}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
@@ -68,22 +72,42 @@ func TestHandler(t *testing.T) {
 		body     []byte
 		status   int
 		want     string
+		chunked  bool // no Content-Length
 	}{
-		{"good", "POST", wire.ContentType, "", good, 204, ""},
-		{"good gzip", "POST", wire.ContentType, "gzip", gz(good), 204, ""},
-		{"GET", "GET", "", "", nil, 405, "POST a payload"},
-		{"wrong type", "POST", "text/html", "", good, 415, "Content-Type must be application/msgpack"},
-		{"unknown encoding", "POST", wire.ContentType, "br", good, 415, `unsupported Content-Encoding "br"`},
-		{"truncated", "POST", wire.ContentType, "", good[:len(good)/2], 400, "malformed payload"},
-		{"wrong version", "POST", wire.ContentType, "", wrongVersion, 400, "unsupported version 2"},
-		{"dangling string index", "POST", wire.ContentType, "", dropLastString(t, dangling), 400, "dangling string index"},
-		{"oversized", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes"},
-		{"gzip bomb", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes"},
-		{"bad gzip", "POST", wire.ContentType, "gzip", []byte("not gzip"), 400, "gzip"},
-		{"html in payload is not echoed as html", "POST", wire.ContentType, "", []byte("<script>"), 400, "malformed"},
+		{"good", "POST", wire.ContentType, "", good, 204, "", false},
+		{"good gzip", "POST", wire.ContentType, "gzip", gz(good), 204, "", false},
+		{"GET", "GET", "", "", nil, 405, "POST a payload", false},
+		{"wrong type", "POST", "text/html", "", good, 415, "Content-Type must be application/msgpack", false},
+		{"unknown encoding", "POST", wire.ContentType, "br", good, 415, `unsupported Content-Encoding "br"`, false},
+		{"truncated", "POST", wire.ContentType, "", good[:len(good)/2], 400, "malformed payload", false},
+		{"wrong version", "POST", wire.ContentType, "", wrongVersion, 400, "unsupported version 2", false},
+		{"dangling string index", "POST", wire.ContentType, "", dropLastString(t, dangling), 400, "dangling string index", false},
+		{"oversized", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes", false},
+		{"gzip bomb", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes", false},
+		{"bad gzip", "POST", wire.ContentType, "gzip", []byte("not gzip"), 400, "gzip", false},
+		{"html in payload is not echoed as html", "POST", wire.ContentType, "", []byte("<script>"), 400, "malformed", false},
+		{"good chunked", "POST", wire.ContentType, "", good, 204, "", true},
+		{"good gzip chunked", "POST", wire.ContentType, "gzip", gz(good), 204, "", true},
+		{"oversized chunked", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes", true},
+		{"gzip bomb chunked", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes", true},
+		// 40 KB of 2-byte rows that decode to 1.9 MB: was 400.
+		{"decoded over its cap", "POST", wire.ContentType, "", wiretest.Rows(20000, "v"), 413,
+			"payload too large: views[0].rows: the decoded payload would take more than its limit of 1048576 bytes (the payload is 40042 bytes)", false},
+		{"decoded over its cap gzip", "POST", wire.ContentType, "gzip", gz(wiretest.Rows(20000, "v")), 413, "the decoded payload would take more than its limit", false},
+		{"invalid UTF-8", "POST", wire.ContentType, "", badUTF8, 400, "invalid UTF-8", false},
+		{"strings[0] not empty", "POST", wire.ContentType, "", wiretest.OneView(wire.Count, nil, func(b []byte) []byte { return append(b, 0x90) }, "x", "v"), 400,
+			`strings[0] is "x"; it must be ""`, false},
+		{"bucket counts overflow", "POST", wire.ContentType, "", wiretest.Dist(0, 1<<63, 1<<63), 400, `view "d": bucket counts overflow a uint64`, false},
+		{"bucket counts short", "POST", wire.ContentType, "", wiretest.Dist(5, 1, 1), 400, `view "d": bucket counts add up to 2; count is 5`, false},
+		{"wrong encoding", "POST", wire.ContentType, "zstd", good, 415, `unsupported Content-Encoding "zstd"`, false},
+		{"wrong type, gzip", "POST", "application/json", "gzip", gz(good), 415, "Content-Type must be", false},
 	} {
 		stored = nil
-		req, _ := http.NewRequest(tc.method, srv.URL, bytes.NewReader(tc.body))
+		var in io.Reader = bytes.NewReader(tc.body)
+		if tc.chunked {
+			in = io.MultiReader(in) // hides the length: sent chunked
+		}
+		req, _ := http.NewRequest(tc.method, srv.URL, in)
 		if tc.ctype != "" {
 			req.Header.Set("Content-Type", tc.ctype)
 		}
@@ -108,6 +132,9 @@ func TestHandler(t *testing.T) {
 			}
 		} else if len(stored) != 1 {
 			t.Errorf("%s: stored %d payloads; want 1", tc.name, len(stored))
+		}
+		if n := h.Inflight(); n != 0 {
+			t.Errorf("%s: %d bytes still reserved after the request", tc.name, n)
 		}
 	}
 }

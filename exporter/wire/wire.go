@@ -3,9 +3,20 @@
 // reader, used by the receiver, the CLI and tests. Payloads are MessagePack
 // and any stock MessagePack library reads them.
 //
-// Decode never panics, and allocates at most 16 times the payload's size
-// (plus 64 KiB): a hostile length prefix, or a payload of many tiny
-// elements, is answered with an error before anything large is allocated.
+// # Limits
+//
+// Decode never panics. It checks every length against the bytes present
+// before allocating for it, and caps the memory of the decoded form at
+// DecodeBudget(len(b)), 48 times the payload's size plus 64 KiB: the most
+// a well-formed payload can need (a 2-byte count row becomes a 96-byte
+// Row), so a hostile length prefix, or a payload of many tiny elements,
+// is answered with ErrTooLarge before anything large is allocated.
+// DecodeLimit takes a tighter cap (the receiver's MaxDecodedBytes).
+//
+// Decode also refuses, with ErrMalformed and the field named: a string
+// that is not valid UTF-8, a string table whose strings[0] is not "", a
+// distribution whose bucket counts overflow a uint64 or do not add up to
+// its count, and every structural fault (lengths, types, indices).
 package wire
 
 import (
@@ -77,7 +88,14 @@ type Payload struct {
 	Last        bool   // the cycle's last part
 	Resource    []Attribute
 	Views       []View
+
+	memSize int // set by Decode
 }
+
+// MemSize returns the bytes of memory the decoded payload's slices and
+// strings take, as DecodeLimit counts them (0 for a Payload not made by
+// Decode). Cost: a field read.
+func (p *Payload) MemSize() int { return p.memSize }
 
 // Attribute is a resource attribute (service.name, host.name, ...).
 type Attribute struct {

@@ -7,13 +7,15 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
-	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/msgpack"
+	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -38,18 +40,11 @@ func samplePayload(t testing.TB) []byte {
 	for _, v := range []float64{0.5, 5, 50, math.Inf(1)} {
 		stats.Record(ctx, m.M(v))
 	}
-	var out []byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		out = bytes.Clone(p.Data)
-		return nil
-	}), exporter.Options{})
-	if err != nil {
-		t.Fatal(err)
+	out := wiretest.Export(t)
+	if len(out) != 1 {
+		t.Fatalf("%d payloads; want 1", len(out))
 	}
-	if err := e.Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return out[0]
 }
 
 func TestDecodeSample(t *testing.T) {
@@ -178,31 +173,106 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDistributionBucketsMustAddUp(t *testing.T) {
-	b := build(1, func(b []byte) []byte {
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, wire.ViewLen)
-		b = msgpack.AppendUint(b, 1)
-		b = msgpack.AppendUint(b, 0)
-		b = msgpack.AppendUint(b, 0)
-		b = msgpack.AppendUint(b, uint64(wire.Distribution))
-		b = msgpack.AppendArrayHeader(b, 0)
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendFloat(b, 10)
-		b = msgpack.AppendTime(b, time.Unix(1, 0))
-		b = msgpack.AppendArrayHeader(b, 1)
-		b = msgpack.AppendArrayHeader(b, 6) // no keys: count, sum, min, max, ssd, buckets
-		b = msgpack.AppendUint(b, 5)        // count 5
-		for range 4 {
-			b = msgpack.AppendFloat(b, 1)
-		}
-		b = msgpack.AppendArrayHeader(b, 2)
-		b = msgpack.AppendUint(b, 1)
-		b = msgpack.AppendUint(b, 1) // buckets add up to 2
-		return msgpack.AppendNil(b)
-	}, "", "d")
-	if _, err := wire.Decode(b); err == nil || !strings.Contains(err.Error(), "bucket counts add up to 2; count is 5") {
-		t.Errorf("got %v", err)
+	if p, err := wire.Decode(wiretest.Dist(5, 2, 3)); err != nil || p.Views[0].Rows[0].Buckets[1] != 3 {
+		t.Fatalf("the well-formed case: %+v, %v", p, err)
 	}
+	for _, tc := range []struct {
+		name          string
+		count, b0, b1 uint64
+		want          string
+	}{
+		{"short", 5, 1, 1, `view "d": bucket counts add up to 2; count is 5`},
+		// Summed in a wrapping uint64, 2^63 + 2^63 is 0: the count 0 passed.
+		{"overflow to the count", 0, 1 << 63, 1 << 63, `view "d": bucket counts overflow a uint64; count is 0`},
+		{"overflow", math.MaxUint64, math.MaxUint64, 1, "overflow"},
+	} {
+		_, err := wire.Decode(wiretest.Dist(tc.count, tc.b0, tc.b1))
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrMalformed containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestDecodeStrings: the string table holds "" first and valid UTF-8 only
+// (docs/wire-format.md), so every reader sees the same strings: Python's
+// msgpack.unpackb(raw=False), as the spec's recipe calls it, refuses a
+// payload with invalid UTF-8 anywhere in it.
+func TestDecodeStrings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		strs []string
+		want string
+	}{
+		{"strings[0] not empty", []string{"x", "v", "k", "x"}, `strings[0]: at offset 41: strings[0] is "x"; it must be ""`},
+		{"invalid UTF-8", []string{"", "v", "k\xff", "x"}, `strings[2]: at offset 44: invalid UTF-8 in "k\xff"`},
+		{"a surrogate half", []string{"", "v", "k", "\xed\xa0\x80"}, "strings[3]: at offset 46: invalid UTF-8"},
+		{"truncated rune", []string{"", "caf\xc3", "k", "x"}, "strings[1]: at offset 42: invalid UTF-8"},
+	} {
+		_, err := wire.Decode(build(1, oneView(1, 2, countRow(3, 7)), tc.strs...))
+		if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v; want ErrMalformed containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := wire.Decode(build(1, func(b []byte) []byte { return msgpack.AppendArrayHeader(b, 0) })); !errors.Is(err, wire.ErrMalformed) ||
+		!strings.Contains(err.Error(), `empty string table; strings[0] must be ""`) {
+		t.Errorf("no string table: %v", err)
+	}
+	p, err := wire.Decode(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "ключ", "値 ✓"))
+	if err != nil || p.Views[0].Keys[0] != "ключ" || p.Views[0].Rows[0].Values[0] != "値 ✓" {
+		t.Errorf("valid UTF-8: %+v, %v", p, err)
+	}
+}
+
+// TestDecodeDenseCountRows: a count view's rows take 4 to 7 bytes on the
+// wire and 128 decoded; the decoder's former budget of 16 times the
+// payload refused this legitimate payload, which zerostat writes.
+func TestDecodeDenseCountRows(t *testing.T) {
+	b := wiretest.DenseCounts(t, 5000)
+	p, err := wire.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Views[0].Rows); n != 5000 {
+		t.Errorf("%d rows; want 5000", n)
+	}
+	if ratio := float64(p.MemSize()) / float64(len(b)); ratio < 16 || ratio > 48 {
+		t.Errorf("decoded %d bytes from %d: %.1fx; want between 16x (the old budget) and 48x", p.MemSize(), len(b), ratio)
+	}
+}
+
+// TestDecodeLimit: DecodeLimit refuses a payload whose decoded form would
+// pass the limit, with ErrTooLarge before allocating it; MemSize counts
+// what the decoded form holds, which is what decoding allocates.
+func TestDecodeLimit(t *testing.T) {
+	b := samplePayload(t)
+	p, err := wire.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := p.MemSize()
+	if size <= len(b) || size > wire.DecodeBudget(len(b)) {
+		t.Fatalf("MemSize %d for a %d-byte payload", size, len(b))
+	}
+	if _, err := wire.DecodeLimit(b, size); err != nil {
+		t.Errorf("at exactly its size: %v", err)
+	}
+	if _, err := wire.DecodeLimit(b, size-1); !errors.Is(err, wire.ErrTooLarge) ||
+		!strings.Contains(err.Error(), "the decoded payload would take more than its limit of "+strconv.Itoa(size-1)+" bytes") {
+		t.Errorf("one byte short: %v; want ErrTooLarge", err)
+	}
+	// Averaged over many decodes: the first pays one-time costs.
+	const runs = 100
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range runs {
+		p, _ = wire.Decode(b)
+	}
+	runtime.ReadMemStats(&after)
+	if grown := int(after.TotalAlloc-before.TotalAlloc) / runs; grown > size+size/2 {
+		t.Errorf("decoding allocated %d bytes; MemSize says %d", grown, size)
+	}
+	runtime.KeepAlive(p)
 }
 
 func TestGunzipCap(t *testing.T) {
@@ -233,6 +303,8 @@ func TestReadFrameErrors(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(samplePayload(f))
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"))
+	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k\xff", "x"))
+	f.Add(wiretest.Dist(0, 1<<63, 1<<63))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
 		if err != nil {
@@ -241,8 +313,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if _, err := p.MarshalJSON(); err != nil {
+		if p.MemSize() > wire.DecodeBudget(len(b)) {
+			t.Fatalf("decoded %d bytes from %d; budget %d", p.MemSize(), len(b), wire.DecodeBudget(len(b)))
+		}
+		js, err := p.MarshalJSON()
+		if err != nil {
 			t.Fatalf("a decoded payload does not render: %v", err)
+		}
+		if !utf8.Valid(js) || bytes.Contains(js, []byte(`\ufffd`)) {
+			t.Fatalf("a decoded payload holds invalid UTF-8: %s", js)
 		}
 	})
 }

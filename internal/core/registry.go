@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // View is a registered view as exporters read it: names resolved to
@@ -40,6 +41,10 @@ func Views() []*View {
 // it once v is registered.
 func AddView(v *View) {
 	v.NameID, v.DescriptionID, v.UnitID = Intern(v.Name), Intern(v.Description), Intern(v.Unit)
+	// The interned forms, valid UTF-8 (see intern), for readers that
+	// take the strings rather than their ids.
+	t := Interned()
+	v.Name, v.Description, v.Unit = t[v.NameID], t[v.DescriptionID], t[v.UnitID]
 	v.KeyIDs = make([]uint32, len(v.Keys))
 	for i, k := range v.Keys {
 		v.KeyIDs[i] = Intern(k)
@@ -112,7 +117,16 @@ func internValue(s string) uint32 {
 
 // intern returns the id of s, assigning one (a released one first) if s is
 // unseen. Called under internMu.
+//
+// Every string a payload's string table holds is interned here, and the
+// wire format (docs/wire-format.md) takes valid UTF-8 only: invalid bytes
+// are replaced with U+FFFD, one per run of them (a description or resource value read from a
+// file, say; tag keys and values are printable ASCII already). Cost when
+// valid: one utf8.ValidString scan, no allocation.
 func intern(s string) uint32 {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if id, ok := internIDs[s]; ok {
 		return id
 	}
