@@ -15,7 +15,8 @@ const maxStackTags = 8
 // registered over their measures.
 //
 // Cost: for a measure with no view, one atomic load and a branch. Otherwise
-// one context lookup per call, then per view an atomic load (the series the
+// one context lookup per call (none when no view of the measures has tag
+// keys), then per view an atomic load (the series the
 // tag map resolved to before, cached on the map) and the atomic update of
 // that series. No allocation, no lock, no channel; safe for concurrent use.
 // A zero Measurement is ignored; a nil ctx records without tags.
@@ -26,14 +27,16 @@ func Record(ctx context.Context, ms ...Measurement) {
 		if ms[i].desc == nil {
 			continue
 		}
-		subs := ms[i].desc.Subscribers()
+		subs := ms[i].desc.Subs()
 		if subs == nil {
 			continue
 		}
-		if !loaded {
+		if subs.Tagged && !loaded {
+			// Only views keyed by tags need the context's map: without
+			// them, the record skips the lookup (an interface call).
 			tm, loaded = core.FromContext(ctx), true
 		}
-		for _, a := range subs {
+		for _, a := range subs.Aggs {
 			a.RecordMap(tm, ms[i].v)
 		}
 	}

@@ -98,7 +98,7 @@ func Delete(k Key) Mutator {
 // error (wrapping ErrInvalidKey or ErrInvalidValue, naming the input).
 //
 // Cost: a sorted insert per mutator, then one allocation for up to 16
-// tags. A tag set built recently (by any goroutine) is reused from a
+// tags (two for more). A tag set built recently (by any goroutine) is reused from a
 // bounded cache of 4096 maps, so the allocation is the 24-byte context and
 // Record finds the series the map resolved before (the per-request pattern
 // of a handler: tag.New then Record is a few tens of ns). A new tag set is
@@ -112,15 +112,25 @@ func New(ctx context.Context, mutator ...Mutator) (context.Context, error) {
 		}
 	}
 	orig := core.FromContext(ctx).Tags()
-	var buf [16]core.Tag
-	var tags []core.Tag
-	if len(orig)+len(mutator) <= len(buf) {
-		tags = append(buf[:0], orig...)
-	} else {
-		tags = append(make([]core.Tag, 0, len(orig)+len(mutator)), orig...)
+	// A stack buffer sized to the result: zeroing 16 tags costs more than
+	// building 2.
+	switch n := len(orig) + len(mutator); {
+	case n <= 8:
+		var buf [8]core.Tag
+		return newContext(ctx, buf[:0], orig, mutator), nil
+	case n <= 16:
+		var buf [16]core.Tag
+		return newContext(ctx, buf[:0], orig, mutator), nil
 	}
-	for i := range mutator {
-		tags = (*core.Mutator)(&mutator[i]).Apply(tags)
+	return newContext(ctx, nil, orig, mutator), nil
+}
+
+// newContext applies mutators to orig in buf and returns the context of
+// the result. buf does not escape.
+func newContext(ctx context.Context, buf, orig []core.Tag, mutators []Mutator) context.Context {
+	tags := append(buf, orig...)
+	for i := range mutators {
+		tags = (*core.Mutator)(&mutators[i]).Apply(tags)
 	}
-	return core.NewTagContext(ctx, tags), nil
+	return core.NewTagContext(ctx, tags)
 }

@@ -188,7 +188,13 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		s.add(v, slot)
 		return
 	}
-	s, recorded := a.obtain(m.Tags(), v)
+	a.recordSlot(slot, m.Tags(), v)
+}
+
+// recordSlot records v for tags (internal order) by resolving the series
+// and caching it in slot: the miss path of RecordMap and Bound.Record.
+func (a *Aggregator) recordSlot(slot *atomic.Pointer[Series], tags []Tag, v float64) {
+	s, recorded := a.obtain(tags, v)
 	if s == nil {
 		return
 	}

@@ -266,14 +266,13 @@ func (mu *Mutator) Apply(dst []Tag) []Tag {
 		}
 		return dst
 	}
-	t := Tag{Key: mu.key, Value: mu.val, KeyHash: mu.kh, ValueHash: mu.vh, TTL: mu.ttl()}
-	if found {
-		dst[j] = t
-		return dst
+	if !found {
+		dst = append(dst, Tag{})
+		copy(dst[j+1:], dst[j:])
 	}
-	dst = append(dst, Tag{})
-	copy(dst[j+1:], dst[j:])
-	dst[j] = t
+	// Field by field: no Tag temporary to copy.
+	t := &dst[j]
+	t.Key, t.Value, t.KeyHash, t.ValueHash, t.TTL = mu.key, mu.val, mu.kh, mu.vh, mu.ttl()
 	return dst
 }
 
