@@ -22,14 +22,16 @@ import (
 // and method known at start-up); for tags that vary per request, Record
 // with tag.New or RecordWithTags.
 type Int64Handle struct {
-	b *core.Bound
+	b core.Bound
 }
 
 // Bind returns a handle of m for the tags of tags (nil: no tags). The
 // handle keeps a copy of the tags, not the map. Set-up cost: a few
 // allocations. Safe for concurrent use.
 func (m *Int64Measure) Bind(tags *tag.Map) *Int64Handle {
-	return &Int64Handle{b: m.desc.Bind(mapTags(tags))}
+	h := new(Int64Handle)
+	h.b.Init(m.desc, mapTags(tags))
+	return h
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.
@@ -37,13 +39,15 @@ func (h *Int64Handle) Record(v int64) { h.b.Record(float64(v)) }
 
 // Float64Handle is a Float64Measure bound to a tag set; see Int64Handle.
 type Float64Handle struct {
-	b *core.Bound
+	b core.Bound
 }
 
 // Bind returns a handle of m for the tags of tags (nil: no tags); see
 // Int64Measure.Bind.
 func (m *Float64Measure) Bind(tags *tag.Map) *Float64Handle {
-	return &Float64Handle{b: m.desc.Bind(mapTags(tags))}
+	h := new(Float64Handle)
+	h.b.Init(m.desc, mapTags(tags))
+	return h
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.

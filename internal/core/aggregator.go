@@ -185,7 +185,9 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		s.add(v, slot)
+		if !s.tryAdd(v) {
+			s.add(v, slot)
+		}
 		return
 	}
 	a.recordSlot(slot, m.Tags(), v)
@@ -329,7 +331,7 @@ func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
 		return s, false
 	}
 	s := a.newSeries(0, make([]string, len(a.keys)), v)
-	s.overflow = true
+	s.overflow, s.fast = true, 0 // add counts its records
 	a.overflowed.Add(1)
 	a.overflow.Store(s)
 	return s, true

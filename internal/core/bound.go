@@ -32,9 +32,16 @@ type boundState struct {
 // as a TagMap holds them). Set-up cost: two allocations, more when views
 // change.
 func (m *Measure) Bind(tags []Tag) *Bound {
-	b := &Bound{m: m, tags: append([]Tag(nil), tags...)}
-	b.rebind()
+	b := new(Bound)
+	b.Init(m, tags)
 	return b
+}
+
+// Init sets up b, a zero Bound (embedded by value in a handle, saving a
+// pointer hop per record), as Bind would. Not safe for concurrent use.
+func (b *Bound) Init(m *Measure, tags []Tag) {
+	b.m, b.tags = m, append([]Tag(nil), tags...)
+	b.rebind()
 }
 
 // rebind installs a state for the current subscriber list and returns it.
@@ -57,6 +64,18 @@ func (b *Bound) Record(v float64) {
 	if st.subs != b.m.subs.Load() {
 		st = b.rebind()
 	}
+	// One view over the measure, an unstriped Count or Sum series: one
+	// compare-and-swap, inlined.
+	if len(st.slots) == 1 {
+		if s := st.slots[0].Load(); s != nil && s.tryAdd(v) {
+			return
+		}
+	}
+	b.record(st, v)
+}
+
+// record is Record's general path: every view, any series state.
+func (b *Bound) record(st *boundState, v float64) {
 	if st.subs == nil {
 		return
 	}
