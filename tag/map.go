@@ -75,17 +75,26 @@ type Mutator core.Mutator
 
 // Insert adds k=v unless the map already holds k.
 func Insert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutInsert(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutInsert(k.name, k.hash, v, ttlOf(mds)))
 }
 
 // Update sets the value of k if the map holds k.
 func Update(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpdate(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutUpdate(k.name, k.hash, v, ttlOf(mds)))
 }
 
 // Upsert sets k=v.
 func Upsert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpsert(k.name, k.hash, v, createMetadatas(mds).ttl.ttl))
+	return Mutator(core.MutUpsert(k.name, k.hash, v, ttlOf(mds)))
+}
+
+// ttlOf is the TTL of a mutator's metadata: unlimited without any (the
+// common case, checked inline).
+func ttlOf(mds []Metadata) int8 {
+	if len(mds) == 0 {
+		return TTLUnlimitedPropagation.ttl
+	}
+	return createMetadatas(mds).ttl.ttl
 }
 
 // Delete removes k.

@@ -190,6 +190,13 @@ func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 // validated and hashed in one pass. Cost: a pass over key and value, no
 // allocation.
 func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
+	hdr, vh := checkMutator(op, ttl, key, val)
+	return Mutator{hdr: hdr, key: key, val: val, kh: kh, vh: vh}
+}
+
+// checkMutator returns the header (op, ttl, validation result) of a
+// mutator and the hash of val.
+func checkMutator(op uint8, ttl int8, key, val string) (hdr uint32, vh uint64) {
 	h, ok := uint64(fnvOffset), len(val) <= MaxTagLength
 	for i := 0; i < len(val); i++ {
 		c := val[i]
@@ -203,7 +210,7 @@ func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
 	} else if !ok && op != opDelete {
 		bad = badValue
 	}
-	return Mutator{hdr: uint32(op) | uint32(uint8(ttl))<<8 | bad<<16, key: key, val: val, kh: kh, vh: h}
+	return uint32(op) | uint32(uint8(ttl))<<8 | bad<<16, h
 }
 
 func (m *Mutator) op() uint8  { return uint8(m.hdr) }
