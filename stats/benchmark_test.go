@@ -325,3 +325,42 @@ func BenchmarkFloorHistogram(b *testing.B) {
 		b.Fatal("lost adds")
 	}
 }
+
+// Bound handles: the measure and tag set resolved once (issue 15).
+
+func BenchmarkCounter2Tags_Handle(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.Count(), ks...)
+	h := bv.m.Bind(tag.FromContext(benchCtx(b, ks)))
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Record(1)
+	}
+	bv.expect(b, float64(b.N))
+}
+
+func BenchmarkCounter2Tags_HandleParallel(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.Count(), ks...)
+	h := bv.m.Bind(tag.FromContext(benchCtx(b, ks)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			h.Record(1)
+		}
+	})
+	bv.expect(b, float64(b.N))
+}
+
+func BenchmarkHistogram2Tags_Handle(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.Distribution(benchBounds...), ks...)
+	h := bv.m.Bind(tag.FromContext(benchCtx(b, ks)))
+	b.ReportAllocs()
+	var v int64
+	for b.Loop() {
+		v = (v + 7919) & 65535
+		h.Record(v)
+	}
+	bv.expect(b, float64(b.N))
+}

@@ -15,7 +15,8 @@ const maxStackTags = 8
 // registered over their measures.
 //
 // Cost: for a measure with no view, one atomic load and a branch. Otherwise
-// one context lookup per call, then per view an atomic load (the series the
+// one context lookup per call (none when no view of the measures has tag
+// keys), then per view an atomic load (the series the
 // tag map resolved to before, cached on the map) and the atomic update of
 // that series. No allocation, no lock, no channel; safe for concurrent use.
 // A zero Measurement is ignored; a nil ctx records without tags.
@@ -26,14 +27,16 @@ func Record(ctx context.Context, ms ...Measurement) {
 		if ms[i].desc == nil {
 			continue
 		}
-		subs := ms[i].desc.Subscribers()
+		subs := ms[i].desc.Subs()
 		if subs == nil {
 			continue
 		}
-		if !loaded {
+		if subs.Tagged && !loaded {
+			// Only views keyed by tags need the context's map: without
+			// them, the record skips the lookup (an interface call).
 			tm, loaded = core.FromContext(ctx), true
 		}
-		for _, a := range subs {
+		for _, a := range subs.Aggs {
 			a.RecordMap(tm, ms[i].v)
 		}
 	}
@@ -41,9 +44,13 @@ func Record(ctx context.Context, ms ...Measurement) {
 
 // RecordWithTags records the measurements against the tags of ctx changed
 // by mutators, as if by tag.New, without building a tag.Map or a context:
-// with up to 8 resulting tags the tag set lives on the stack, so the call
-// does not allocate. Each view resolves its series by hashing the tag values
-// it keys on (no cache to reuse, unlike Record with a context built once).
+// with up to 8 resulting tags the tag set lives on the stack. A tag set
+// that recurs is found in the bounded cache of recent tag maps tag.New
+// uses (a hash of the tags' hashes and a compare), and recorded through
+// that map's per-view series cache; a new one resolves each view's series
+// by hashing the values it keys on. Cost: no allocation, except one when a
+// tag set is seen the second time in a row of its cache slot (it is then
+// cached).
 //
 // It returns the first invalid mutator's error, and then records nothing.
 func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measurement) error {
@@ -59,6 +66,7 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 	var (
 		buf  [maxStackTags]core.Tag
 		tags []core.Tag
+		tm   *core.TagMap
 	)
 	for i := range ms {
 		if ms[i].desc == nil {
@@ -73,6 +81,13 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 			for j := range mutators {
 				tags = (*core.Mutator)(&mutators[j]).Apply(tags)
 			}
+			tm = core.CachedTagMap(tags)
+		}
+		if tm != nil {
+			for _, a := range subs {
+				a.RecordMap(tm, ms[i].v)
+			}
+			continue
 		}
 		for _, a := range subs {
 			a.RecordTags(tags, ms[i].v)

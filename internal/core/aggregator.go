@@ -190,10 +190,18 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		s.add(v, slot)
+		if !s.tryAdd(v) {
+			s.add(v, slot)
+		}
 		return
 	}
-	s, recorded := a.obtain(m.Tags(), v)
+	a.recordSlot(slot, m.Tags(), v)
+}
+
+// recordSlot records v for tags (internal order) by resolving the series
+// and caching it in slot: the miss path of RecordMap and Bound.Record.
+func (a *Aggregator) recordSlot(slot *atomic.Pointer[Series], tags []Tag, v float64) {
+	s, recorded := a.obtain(tags, v)
 	if s == nil {
 		return
 	}
@@ -328,7 +336,7 @@ func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
 		return s, false
 	}
 	s := a.newSeries(0, make([]string, len(a.keys)), v)
-	s.overflow = true
+	s.overflow, s.fast = true, 0 // add counts its records
 	a.overflowed.Add(1)
 	a.overflow.Store(s)
 	return s, true

@@ -14,7 +14,18 @@ import (
 type Measure struct {
 	Name, Description, Unit string
 
-	subs atomic.Pointer[[]*Aggregator]
+	subs atomic.Pointer[Subs]
+}
+
+// Subs is a measure's list of subscribed aggregators, replaced as a whole
+// (copy on write) when a view over the measure is registered or
+// unregistered: a record loads it once, and a Bound compares its pointer
+// to tell whether the views changed. Immutable once published.
+type Subs struct {
+	Aggs []*Aggregator
+	// Tagged reports whether some aggregator keys on tags: when none does,
+	// Record skips the context lookup.
+	Tagged bool
 }
 
 var (
@@ -43,7 +54,22 @@ func (m *Measure) Subscribers() []*Aggregator {
 	if p == nil {
 		return nil
 	}
-	return *p
+	return p.Aggs
+}
+
+// Subs returns the current subscriber list, or nil when no view is
+// registered. Cost: one atomic load.
+func (m *Measure) Subs() *Subs { return m.subs.Load() }
+
+func newSubs(aggs []*Aggregator) *Subs {
+	if len(aggs) == 0 {
+		return nil
+	}
+	l := &Subs{Aggs: aggs}
+	for _, a := range aggs {
+		l.Tagged = l.Tagged || len(a.keys) > 0
+	}
+	return l
 }
 
 // regMu serialises changes to subscriber lists (view registration).
@@ -57,7 +83,7 @@ func (m *Measure) Subscribe(a *Aggregator) {
 	next := make([]*Aggregator, 0, len(old)+1)
 	next = append(next, old...)
 	next = append(next, a)
-	m.subs.Store(&next)
+	m.subs.Store(newSubs(next))
 }
 
 // Unsubscribe removes a; records already past their load of the list may
@@ -72,9 +98,5 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 			next = append(next, x)
 		}
 	}
-	if len(next) == 0 {
-		m.subs.Store(nil)
-		return
-	}
-	m.subs.Store(&next)
+	m.subs.Store(newSubs(next))
 }

@@ -30,6 +30,7 @@ type Series struct {
 	vids     *uint32
 	id       uint32 // index within the aggregator, reused once the series is freed
 	overflow bool   // the aggregator's overflow series: counts its records
+	fast     Kind   // the kind tryAdd handles: agg.kind, 0 for the overflow series (fills the 64 bytes)
 	gen      uint16 // generation of id: how many series held it before this one
 }
 
@@ -46,7 +47,7 @@ type stripes struct {
 // newSeries creates the series of vals (internal key order) with v
 // recorded. Called under a.mu.
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
-	s := &Series{agg: a, hash: h, start: time.Now().UnixNano()}
+	s := &Series{agg: a, fast: a.kind, hash: h, start: time.Now().UnixNano()}
 	if n := len(a.freeIDs); n > 0 {
 		s.id = a.freeIDs[n-1]
 		a.freeIDs = a.freeIDs[:n-1]
@@ -107,6 +108,30 @@ func (a *Aggregator) NextID() uint32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.nextID
+}
+
+// tryAdd is add's fast path, small enough to inline into the callers on
+// the record path: an unstriped, unsealed Count or Sum series updated with
+// one compare-and-swap. It reports false, having done nothing, for
+// anything else (and when the swap loses a race), and the caller then
+// calls add, which handles every case.
+func (s *Series) tryAdd(v float64) bool {
+	if s.stripes.Load() != nil {
+		return false
+	}
+	old := s.word.Load()
+	var n uint64
+	switch s.fast {
+	case KindCount:
+		n = old + 1
+	case KindSum:
+		n = math.Float64bits(math.Float64frombits(old) + v)
+	default:
+		return false
+	}
+	// n is never sealedWord: IEEE addition never yields a signalling NaN,
+	// and a count would need 2^62 records (see sealedWord).
+	return old != sealedWord && s.word.CompareAndSwap(old, n)
 }
 
 // add records v. Cost for an uncontended series: one compare-and-swap

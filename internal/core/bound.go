@@ -1,0 +1,94 @@
+package core
+
+import "sync/atomic"
+
+// Bound is a measure bound to a tag set: the series of each view over the
+// measure are resolved once and kept, so a record is an atomic load or
+// two and the series update, with no context lookup, no hashing and no
+// shared cache slot (stats.Int64Handle and Float64Handle wrap it).
+//
+// Concurrency protocol: state is replaced as a whole (copy on write) when
+// the measure's subscriber list changes (a view registered or unregistered,
+// possibly the same view again: a new Aggregator), detected by comparing
+// the list pointer on every record. Each slot caches the series of one
+// aggregator for these tags; it is filled on first use, and re-pointed by
+// Series.add when the series it held was evicted and freed (the record goes
+// to the revived series or its successor, as through a TagMap cache).
+// Racing rebinds each install a valid state; the slots are caches only, so
+// a record through a discarded state still reaches the right series. Safe
+// for concurrent use; records never lock unless they create a series.
+type Bound struct {
+	m    *Measure
+	tags []Tag // a private copy: the handle does not keep the caller's map
+	st   atomic.Pointer[boundState]
+}
+
+type boundState struct {
+	subs  *Subs
+	slots []atomic.Pointer[Series] // slots[i] belongs to subs.Aggs[i]
+}
+
+// Bind returns a Bound of m to a copy of tags (internal order, unique keys,
+// as a TagMap holds them). Set-up cost: two allocations, more when views
+// change.
+func (m *Measure) Bind(tags []Tag) *Bound {
+	b := new(Bound)
+	b.Init(m, tags)
+	return b
+}
+
+// Init sets up b, a zero Bound (embedded by value in a handle, saving a
+// pointer hop per record), as Bind would. Not safe for concurrent use.
+func (b *Bound) Init(m *Measure, tags []Tag) {
+	b.m, b.tags = m, append([]Tag(nil), tags...)
+	b.rebind()
+}
+
+// rebind installs a state for the current subscriber list and returns it.
+func (b *Bound) rebind() *boundState {
+	subs := b.m.subs.Load()
+	st := &boundState{subs: subs}
+	if subs != nil {
+		st.slots = make([]atomic.Pointer[Series], len(subs.Aggs))
+	}
+	b.st.Store(st)
+	return st
+}
+
+// Record records v into every view over the measure, for the bound tags.
+// Cost: two atomic loads (the state, the subscriber list) and, per view,
+// the load of the kept series and its update; the first record after a view
+// change resolves the series as Record does. No allocation.
+func (b *Bound) Record(v float64) {
+	st := b.st.Load()
+	if st.subs != b.m.subs.Load() {
+		st = b.rebind()
+	}
+	// One view over the measure, an unstriped Count or Sum series: one
+	// compare-and-swap, inlined.
+	if len(st.slots) == 1 {
+		if s := st.slots[0].Load(); s != nil && s.tryAdd(v) {
+			return
+		}
+	}
+	b.record(st, v)
+}
+
+// record is Record's general path: every view, any series state.
+func (b *Bound) record(st *boundState, v float64) {
+	if st.subs == nil {
+		return
+	}
+	aggs := st.subs.Aggs
+	for i := range st.slots {
+		slot := &st.slots[i]
+		if s := slot.Load(); s != nil {
+			s.add(v, slot)
+			continue
+		}
+		aggs[i].recordSlot(slot, b.tags, v)
+	}
+}
+
+// Measure returns the bound measure.
+func (b *Bound) Measure() *Measure { return b.m }

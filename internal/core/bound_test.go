@@ -1,0 +1,165 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func countOf(t *testing.T, a *Aggregator) int64 {
+	t.Helper()
+	ss := a.AppendSeries(nil)
+	if len(ss) != 1 {
+		t.Fatalf("got %d series; want 1", len(ss))
+	}
+	return ss[0].ReadCount()
+}
+
+// A handle's series is sealed, revived by the handle's record, then freed:
+// the next record goes to the successor, which the handle then keeps.
+func TestBoundFollowsEviction(t *testing.T) {
+	m := &Measure{Name: "bound/evict"}
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	r := a.AddReader()
+	b := m.Bind(tagsOf("k", "x"))
+	b.Record(1)
+	s := a.AppendSeries(nil)[0]
+	s.Evict()
+	b.Record(1) // revives s
+	if s.Sealed() || countOf(t, a) != 2 {
+		t.Fatalf("after revival: sealed %v, count %d; want live, 2", s.Sealed(), countOf(t, a))
+	}
+	s.Evict()
+	r.Ack(a.SealSeq())
+	a.Sweep()
+	if a.Len() != 0 {
+		t.Fatalf("not freed: %d series", a.Len())
+	}
+	b.Record(1)
+	b.Record(1)
+	n := a.AppendSeries(nil)
+	if len(n) != 1 || n[0] == s || n[0].ReadCount() != 2 {
+		t.Fatalf("successor %v (of %p): want one new series counting 2", n, s)
+	}
+	if got := b.st.Load().slots[0].Load(); got != n[0] {
+		t.Errorf("the handle keeps %p; want the successor %p", got, n[0])
+	}
+}
+
+// A handle bound before any view records into views subscribed later, and
+// into the new aggregator of a view unregistered and registered again, not
+// into the detached one.
+func TestBoundFollowsSubscriptions(t *testing.T) {
+	m := &Measure{Name: "bound/subs"}
+	b := m.Bind(tagsOf("k", "x"))
+	b.Record(1) // no view: dropped
+	a1 := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a1)
+	b.Record(1)
+	if got := countOf(t, a1); got != 1 {
+		t.Fatalf("first view: got count %d; want 1", got)
+	}
+	m.Unsubscribe(a1)
+	a1.Detach()
+	b.Record(1) // no view again
+	a2 := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a2)
+	b.Record(1)
+	b.Record(1)
+	if got := countOf(t, a2); got != 2 {
+		t.Errorf("view registered again: got count %d; want 2", got)
+	}
+	if a1.Len() != 0 {
+		t.Errorf("detached view holds %d series; want 0", a1.Len())
+	}
+	// Two views: each gets every record.
+	a3 := NewAggregator(KindSum, nil, nil, 0)
+	m.Subscribe(a3)
+	b.Record(5)
+	if got := countOf(t, a2); got != 3 {
+		t.Errorf("count view: got %d; want 3", got)
+	}
+	if got := a3.AppendSeries(nil)[0].ReadSum(); got != 5 {
+		t.Errorf("sum view (no tag keys): got %v; want 5", got)
+	}
+}
+
+// Goroutines record through one handle while a reader seals and frees its
+// series and a second view is subscribed and unsubscribed: the reader's
+// totals of the first view equal the records exactly.
+func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
+	m := &Measure{Name: "bound/race"}
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	r := a.AddReader()
+	b := m.Bind(tagsOf("k", "x"))
+	const G = 4
+	var stop atomic.Bool
+	recorded := make([]int, G)
+	var wg, started sync.WaitGroup
+	start := make(chan struct{})
+	for g := range G {
+		wg.Add(1)
+		started.Add(1)
+		go func() {
+			defer wg.Done()
+			started.Done()
+			<-start
+			for !stop.Load() {
+				b.Record(1)
+				recorded[g]++
+			}
+		}()
+	}
+	started.Wait()
+	close(start)
+	last := map[*Series]int64{}
+	read := func() {
+		seq := a.SealSeq()
+		for _, s := range a.AppendSeries(nil) {
+			last[s] = s.ReadCount()
+		}
+		r.Ack(seq)
+		a.Sweep()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	other := NewAggregator(KindCount, nil, nil, 0)
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; ; i++ {
+		if a.SealSeq() >= 300 || time.Now().After(deadline) {
+			stop.Store(true)
+		}
+		select {
+		case <-done:
+			read()
+			read()
+			var total, want int64
+			for _, v := range last {
+				total += v
+			}
+			for _, n := range recorded {
+				want += int64(n)
+			}
+			if total != want {
+				t.Fatalf("read %d in total; want %d (evicted %d)", total, want, a.Evicted())
+			}
+			if a.SealSeq() < 50 {
+				t.Fatalf("only %d seals raced the recorders", a.SealSeq())
+			}
+			return
+		default:
+		}
+		read()
+		for _, s := range a.AppendSeries(nil) {
+			s.Evict()
+		}
+		if i%4 == 0 {
+			m.Subscribe(other)
+		} else if i%4 == 2 {
+			m.Unsubscribe(other)
+		}
+	}
+}
