@@ -490,7 +490,7 @@ func TestHTTPSink(t *testing.T) {
 	if len(got) != 1 || got[0] != "application/msgpack " {
 		t.Errorf("requests %q", got)
 	}
-	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 300 * time.Millisecond, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
+	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 2 * time.Second, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	err := e.Export(context.Background())
 	var he *HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(err.Error(), "nope") {

@@ -313,11 +313,13 @@ func TestSlowAttemptRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	e, err := New(&HTTPSink{URL: srv.URL}, Options{Timeout: 100 * time.Millisecond, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
+	// Timeout 1 s: the first attempt hangs until it runs out; the second
+	// must not (a loaded machine has a second).
+	e, err := New(&HTTPSink{URL: srv.URL}, Options{Timeout: time.Second, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := e.Export(ctx); err != nil {
 		t.Fatalf("export after one slow attempt: %v", err)
