@@ -15,15 +15,15 @@ import (
 
 // Modes, in the order of Matrix.
 const (
-	OK    = "ok"
-	Down  = "down"  // the connection is closed with no answer
-	S500  = "500"   // 500 Internal Server Error
-	S503  = "503"   // 503 with Retry-After: 1
-	S429  = "429"   // 429 with Retry-After: 1
+	OK   = "ok"
+	Down = "down" // the connection is closed with no answer
+	S500 = "500"  // 500 Internal Server Error
+	S503 = "503"  // 503 with Retry-After: 1
+	S429 = "429"  // 429 with Retry-After: 1
 	// S429Once answers one request 429 with Retry-After: 1, then is OK.
 	S429Once = "429-once"
-	Slow  = "slow"  // reads the request, answers only when the client gives up
-	Reset = "reset" // reads part of the body, then resets the connection
+	Slow     = "slow"  // reads the request, answers only when the client gives up
+	Reset    = "reset" // reads part of the body, then resets the connection
 )
 
 // Matrix lists the faults.
