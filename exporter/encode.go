@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
@@ -67,6 +69,11 @@ type encoder struct {
 	// snapshot served on request lists every registered view, while a
 	// pushed payload carries only the views it has rows of.
 	allViews bool
+	// only, if set, is the one view to encode; sortRows orders each
+	// view's rows by their tag values (for people: a sort per snapshot).
+	// Both serve the snapshot handler.
+	only     string
+	sortRows bool
 	resource [][2]uint32 // stable ids of resource attribute keys and values
 
 	buf     []byte
@@ -236,6 +243,9 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	defer func() { clear(e.series) }() // nor keep series alive after the snapshot
 	var rv delta.Values
 	for _, v := range views {
+		if e.only != "" && v.Name != e.only {
+			continue
+		}
 		a := v.Agg
 		kind := a.Kind()
 		st := e.delta.View(a)
@@ -251,6 +261,12 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		e.series = a.AppendSeries(e.series)
 		rows := e.series[base:]
 		e.strs = core.Interned() // after the series: holds their values
+		if e.sortRows {
+			strs := e.strs
+			slices.SortFunc(rows, func(x, y *core.Series) int {
+				return slices.CompareFunc(x.ValueIDs(), y.ValueIDs(), func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) })
+			})
+		}
 
 		viewMark, tabMark := len(e.buf), len(e.tab.order)
 		rowsOff := e.beginView(v)
