@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,5 +111,81 @@ func TestFaultMatrix(t *testing.T) {
 				t.Errorf("after Stop in an outage: last total received %v; want %d", g, recorded)
 			}
 		})
+	}
+}
+
+// TestStaleMarkersAndMetadata: a view unregistered between pushes gets
+// Prometheus's stale marker on every series it had (a histogram's buckets,
+// _sum and _count included), once; a view re-registered under the same
+// name gets none (its new series would collide); every family's metadata
+// (type, help, unit) travels with its series.
+func TestStaleMarkersAndMetadata(t *testing.T) {
+	name := fmt.Sprintf("rwstale%d", seq.Add(1))
+	m := stats.Float64(name+"/m", "", stats.UnitSeconds)
+	count := &view.View{Name: name + "/requests", Description: "Requests", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+	hist := &view.View{Name: name + "/latency", Description: "Latency", Measure: m, Aggregation: view.Distribution(0.1, 1), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(count, hist); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(count, hist)
+	for _, r := range []string{"/a", "/b"} {
+		stats.Record(ctxWith(t, tag.Upsert(keyRoute, r)), m.M(0.5))
+	}
+	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
+	push := func() ([]series, []metadata) {
+		ss, md, err := decodeWriteRequestMeta(w.AppendWriteRequest(nil, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ss, md
+	}
+	stale := func(ss []series, prefix string) int {
+		n := 0
+		for _, s := range ss {
+			if strings.HasPrefix(s.key(), prefix) && math.Float64bits(s.value) == StaleNaN {
+				n++
+			}
+		}
+		return n
+	}
+	ss, md := push()
+	meta := map[string]metadata{}
+	for _, x := range md {
+		meta[x.name] = x
+	}
+	if c, h := meta[name+"_requests"], meta[name+"_latency_seconds"]; c.typ != metaCounter || c.help != "Requests" || c.unit != "" ||
+		h.typ != metaHistogram || h.help != "Latency" || h.unit != "seconds" {
+		t.Errorf("metadata %+v; want the counter and the histogram described", md)
+	}
+	if n := stale(ss, name); n != 0 {
+		t.Fatalf("%d stale markers in the first push", n)
+	}
+	view.Unregister(hist)
+	ss, _ = push()
+	// 2 routes x (3 buckets + _sum + _count).
+	if n := stale(ss, name+"_latency_seconds"); n != 10 {
+		t.Errorf("%d stale markers for the unregistered histogram; want 10", n)
+	}
+	if n := stale(ss, name+"_requests"); n != 0 {
+		t.Errorf("%d stale markers for the registered counter", n)
+	}
+	if ss, _ = push(); stale(ss, name) != 0 {
+		t.Errorf("stale markers sent twice")
+	}
+	// Re-registered under the same name: its new series are not marked.
+	if err := view.Register(hist); err != nil {
+		t.Fatal(err)
+	}
+	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/a")), m.M(0.5))
+	push()
+	view.Unregister(count)
+	countAgain := &view.View{Name: count.Name, Description: "Requests", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(countAgain); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(countAgain)
+	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/a")), m.M(0.5))
+	if ss, _ = push(); stale(ss, name+"_requests") != 0 {
+		t.Errorf("stale markers for a view re-registered under the same name")
 	}
 }

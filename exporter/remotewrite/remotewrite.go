@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -274,7 +275,7 @@ func (w *Writer) encode(ts int64) {
 	// cut counts a time series; rowDone ends a request once a row has
 	// brought it to MaxSeriesPerRequest, so that a row's series (a
 	// histogram's buckets, _sum and _count) are never split.
-	cut := func() { inReq++ }
+	cut := func(n int) { inReq += n }
 	rowDone := func() {
 		if inReq >= w.opts.MaxSeriesPerRequest {
 			w.cuts = append(w.cuts, len(w.pb))
@@ -308,45 +309,132 @@ func (w *Writer) encode(ts int64) {
 		if overflow != nil {
 			w.series = append(w.series, overflow)
 		}
+		if len(w.series) > 0 {
+			// Metadata (type, help, unit) goes with the family's series:
+			// in the request that holds its first series.
+			w.pb = appendMetadata(w.pb, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
+		}
 		for _, s := range w.series {
-			vids, slots := s.ValueIDs(), f.slots
-			if s == overflow {
-				slots = f.overflowSlots
-			}
-			switch f.kind {
-			case core.KindCount:
-				w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
-				cut()
-			case core.KindSum:
-				w.appendSeries(slots, vids, strs, f.sample, "", s.ReadSum(), ts)
-				cut()
-			case core.KindLastValue:
-				w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
-				cut()
-			case core.KindDistribution:
-				st := s.ReadDist(w.buckets)
-				var cum int64
-				for i, c := range w.buckets {
-					cum += c
-					w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts)
-					cut()
-				}
-				w.appendSeries(slots, vids, strs, f.sumName, "", st.Sum, ts)
-				cut()
-				w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
-				cut()
-			}
+			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
+			w.appendRow(f, s, s == overflow, strs, ts, false)
+			cut(w.rowSeries(f))
 			rowDone()
+		}
+		w.staleGone(f, strs, ts, cut, rowDone)
+	}
+	// Views no longer registered: every series they had is stale, unless
+	// a registered view took the name (its series would collide).
+	var names map[string]bool // built only when a view went away
+	for v, f := range w.fams {
+		if f.seen != w.gen {
+			if names == nil {
+				names = map[string]bool{}
+				for _, g := range w.fams {
+					if g.seen == w.gen {
+						names[g.fam.Name] = true
+					}
+				}
+			}
+			if !names[f.fam.Name] {
+				strs := core.Interned()
+				for s, st := range f.sent {
+					w.appendRow(f, s, st.overflow, strs, ts, true)
+					cut(w.rowSeries(f))
+					rowDone()
+				}
+			}
+			delete(w.fams, v)
 		}
 	}
 	if inReq > 0 {
 		w.cuts = append(w.cuts, len(w.pb))
 		w.counts = append(w.counts, inReq)
 	}
-	for v, f := range w.fams {
-		if f.seen != w.gen {
-			delete(w.fams, v)
+}
+
+// staleGone writes a stale marker for each series f sent in the last push
+// that this push no longer has (evicted), and forgets it; not when a
+// series with the same tag values replaced it in this push (their samples
+// would collide).
+func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), rowDone func()) {
+	var current map[string]bool // built only when a series went away
+	for s, st := range f.sent {
+		if st.gen == w.gen {
+			continue
 		}
+		delete(f.sent, s)
+		if current == nil {
+			current = map[string]bool{}
+			for t, tst := range f.sent {
+				if tst.gen == w.gen {
+					current[valueKey(t, strs)] = true
+				}
+			}
+		}
+		if current[valueKey(s, strs)] {
+			continue
+		}
+		w.appendRow(f, s, st.overflow, strs, ts, true)
+		cut(w.rowSeries(f))
+		rowDone()
+	}
+}
+
+// valueKey identifies a series by its tag values.
+func valueKey(s *core.Series, strs []string) string {
+	var b []byte
+	for _, id := range s.ValueIDs() {
+		b = append(b, strs[id]...)
+		b = append(b, 0xff) // not in UTF-8: a separator no value holds
+	}
+	return string(b)
+}
+
+// rowSeries is the number of time series one row of f writes.
+func (w *Writer) rowSeries(f *family) int {
+	if f.kind == core.KindDistribution {
+		return len(f.les) + 2
+	}
+	return 1
+}
+
+// appendRow writes the time series of series s (a histogram's buckets,
+// _sum and _count), or, when stale, the same series with Prometheus's
+// stale marker as their value.
+func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []string, ts int64, stale bool) {
+	vids, slots := s.ValueIDs(), f.slots
+	if overflow {
+		slots = f.overflowSlots
+	}
+	staleV := math.Float64frombits(StaleNaN)
+	if stale {
+		if f.kind == core.KindDistribution {
+			for _, le := range f.les {
+				w.appendSeries(slots, vids, strs, f.sample, le, staleV, ts)
+			}
+			w.appendSeries(slots, vids, strs, f.sumName, "", staleV, ts)
+			w.appendSeries(slots, vids, strs, f.countName, "", staleV, ts)
+			return
+		}
+		w.appendSeries(slots, vids, strs, f.sample, "", staleV, ts)
+		return
+	}
+	switch f.kind {
+	case core.KindCount:
+		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
+	case core.KindSum:
+		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadSum(), ts)
+	case core.KindLastValue:
+		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
+	case core.KindDistribution:
+		st := s.ReadDist(w.buckets)
+		var cum int64
+		for i, c := range w.buckets {
+			cum += c
+			w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts)
+		}
+		w.appendSeries(slots, vids, strs, f.sumName, "", st.Sum, ts)
+		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
 	}
 }
 
