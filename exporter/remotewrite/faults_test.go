@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/internal/faultserver"
 	"github.com/zerostat/zerostat/internal/snappy"
 	"github.com/zerostat/zerostat/stats"
@@ -187,5 +189,55 @@ func TestStaleMarkersAndMetadata(t *testing.T) {
 	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/a")), m.M(0.5))
 	if ss, _ = push(); stale(ss, name+"_requests") != 0 {
 		t.Errorf("stale markers for a view re-registered under the same name")
+	}
+}
+
+// TestStaleMarkerForEvictedSeries: a series a delta exporter evicted (its
+// tag values no longer recorded) gets one stale marker in the next push;
+// the series still recorded gets none.
+func TestStaleMarkerForEvictedSeries(t *testing.T) {
+	name := fmt.Sprintf("rwevict%d", seq.Add(1))
+	m := stats.Int64(name+"/m", "", "")
+	register(t, &view.View{Name: name + "/n", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}})
+	gone, kept := ctxWith(t, tag.Upsert(keyRoute, "/gone")), ctxWith(t, tag.Upsert(keyRoute, "/kept"))
+	stats.Record(gone, m.M(1))
+	stats.Record(kept, m.M(1))
+	ev, err := exporter.New(exporter.FuncSink(func(context.Context, exporter.Payload) error { return nil }),
+		exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Stop(context.Background())
+	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
+	staleRoutes := func() []string {
+		ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range ss {
+			if strings.HasPrefix(s.key(), name) && math.Float64bits(s.value) == StaleNaN {
+				out = append(out, s.key())
+			}
+		}
+		return out
+	}
+	if got := staleRoutes(); len(got) != 0 {
+		t.Fatalf("stale markers %v before any eviction", got)
+	}
+	// Export until /gone is freed (it reads the record, finds it idle and
+	// seals it, then frees it), recording /kept all along.
+	for i := 0; i < 10; i++ {
+		stats.Record(kept, m.M(1))
+		if err := ev.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := name + "_n_total{route=/gone}"
+	if got := staleRoutes(); len(got) != 1 || got[0] != want {
+		t.Errorf("stale markers %v; want one, for %s", got, want)
+	}
+	if got := staleRoutes(); len(got) != 0 {
+		t.Errorf("stale markers %v sent again", got)
 	}
 }
