@@ -243,8 +243,18 @@ func Register(vs ...*View) error {
 // exporters receive the view's data one last time first, and no periodic
 // report of the view follows. Unknown views are ignored. Safe for
 // concurrent use, but not from an Exporter's ExportView (it waits for the
-// report in progress).
+// report in progress). Cost: the final report, then linear in the view's
+// rows (about 0.3 µs per row to release them); reports of other views wait
+// for the final report only.
 func Unregister(vs ...*View) {
+	var detach []*core.Aggregator
+	defer func() {
+		// After reportMu: releasing a million rows takes a fraction of a
+		// second, and the view is out of every report already.
+		for _, a := range detach {
+			a.Detach()
+		}
+	}()
 	// No periodic report may run between the view's removal and its final
 	// report: it would send the view again, after its last report.
 	reportMu.Lock()
@@ -270,7 +280,7 @@ func Unregister(vs ...*View) {
 				e.ExportView(d)
 			}
 		}
-		r.agg.Detach()
+		detach = append(detach, r.agg)
 	}
 }
 

@@ -160,16 +160,17 @@ func (a *Aggregator) Overflowed() uint64 { return a.overflowed.Load() }
 
 // Detach stops the aggregator: its series are released (to the garbage
 // collector, once no TagMap cache points at them) and later records are
-// dropped. Used by view.Unregister.
+// dropped. Used by view.Unregister. Cost: linear in the series (about
+// 0.3 µs each, see releaseAllOnceUnreachable), of which the mutex is held
+// for the pass that lists them only; it holds no lock other views use.
 func (a *Aggregator) Detach() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.detached.Load() {
+		a.mu.Unlock()
 		return
 	}
-	for _, s := range a.AppendSeries(nil) {
-		releaseOnceUnreachable(s)
-	}
+	gone := a.AppendSeries(nil)
+	nextID := a.nextID
 	a.detached.Store(true)
 	a.changes.Add(1)
 	a.table.Store(newTable(1))
@@ -178,6 +179,10 @@ func (a *Aggregator) Detach() {
 	a.n.Store(0)
 	a.sealed, a.marks = nil, nil
 	a.nsealed.Store(0)
+	a.mu.Unlock()
+	// Detached: nothing frees these series any more (Sweep stops), and
+	// gone keeps them reachable until their cleanups are in place.
+	releaseAllOnceUnreachable(gone, nextID)
 }
 
 // RecordMap records v for the tags of m (nil: no tags). When m has

@@ -123,14 +123,16 @@ func (s *Series) Evict() {
 }
 
 // Sweep frees the sealed series every registered reader has read sealed
-// (step 2 above). Cost when nothing is sealed: one atomic load.
+// (step 2 above). Cost when nothing is sealed: one atomic load; else
+// linear in the sealed series, the release of the freed ones' values
+// arranged after the mutex is released (see releaseAllOnceUnreachable).
 func (a *Aggregator) Sweep() {
 	if a.nsealed.Load() == 0 {
 		return
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.detached.Load() {
+		a.mu.Unlock()
 		return
 	}
 	upTo := uint64(math.MaxUint64)
@@ -142,6 +144,7 @@ func (a *Aggregator) Sweep() {
 		return m == nil
 	})
 	keep := a.sealed[:0]
+	var gone []*Series
 	for _, s := range a.sealed {
 		st := s.stripes.Load()
 		switch {
@@ -150,14 +153,19 @@ func (a *Aggregator) Sweep() {
 			keep = append(keep, s)
 		default:
 			a.free(s, st.seal)
+			gone = append(gone, s)
 		}
 	}
 	clear(a.sealed[len(keep):])
 	a.sealed = keep
 	a.nsealed.Store(int64(len(keep)))
+	nextID := a.nextID
+	a.mu.Unlock()
+	releaseAllOnceUnreachable(gone, nextID) // gone keeps them reachable until then
 }
 
-// free removes sealed s from the table. Called under a.mu.
+// free removes sealed s from the table. Called under a.mu; the caller
+// arranges the release of its values (releaseAllOnceUnreachable).
 func (a *Aggregator) free(s *Series, ss *sealState) {
 	ss.freed.Store(true)
 	t := a.table.Load()
@@ -173,7 +181,6 @@ func (a *Aggregator) free(s *Series, ss *sealState) {
 	a.gens[s.id]++
 	a.freeIDs = append(a.freeIDs, s.id)
 	a.evicted.Add(1)
-	releaseOnceUnreachable(s)
 }
 
 // revive unseals s if it is sealed, so that a record that found it sealed

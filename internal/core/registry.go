@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"strings"
@@ -174,7 +175,56 @@ func releaseValues(ids []uint32) {
 func releaseOnceUnreachable(s *Series) {
 	if ids := s.ValueIDs(); len(ids) > 0 {
 		runtime.AddCleanup(s, releaseValues, ids)
+		if releaseHook != nil {
+			releaseHook(s)
+		}
 	}
+}
+
+// releaseAllOnceUnreachable is releaseOnceUnreachable for each of ss (the
+// series of one aggregator), which it sorts by ID. Called without the
+// aggregator's mutex: a view with a million series takes a fraction of a
+// second here, and no other view waits for it.
+//
+// The order is what keeps the cost linear. The runtime keeps each span's
+// cleanups in a list sorted by address, and AddCleanup walks it to find the
+// insertion point (mspan.specialFindSplicePoint). In table (hash) order
+// every call lands on another span and walks a list of records scattered
+// in memory: a cache miss per step, 5 µs per series at 1M series, 0.3 µs at
+// 1k. IDs are handed out in creation order, which is allocation order, so
+// in ID order successive calls append to the same span's list, whose
+// records were just allocated next to each other: about 0.3 µs per series
+// at any size. nextID bounds the IDs (Aggregator.nextID).
+func releaseAllOnceUnreachable(ss []*Series, nextID uint32) {
+	if len(ss) > int(nextID)/4 {
+		// Dense (a detached view): place each series at its ID, O(n).
+		byID := make([]*Series, nextID)
+		for _, s := range ss {
+			byID[s.id] = s
+		}
+		ss = byID
+	} else {
+		slices.SortFunc(ss, func(a, b *Series) int { return cmp.Compare(a.id, b.id) })
+	}
+	for _, s := range ss {
+		if s != nil {
+			releaseOnceUnreachable(s)
+		}
+	}
+}
+
+// releaseHook, when set (tests), is called after the release of each
+// series is arranged.
+var releaseHook func(s *Series)
+
+// SetReleaseHook makes f (nil: none) be called after the release of each
+// series that leaves its view is arranged, and returns a function that
+// restores the previous hook. For tests only; not safe for concurrent use
+// with Detach or Sweep.
+func SetReleaseHook(f func(s *Series)) (restore func()) {
+	old := releaseHook
+	releaseHook = f
+	return func() { releaseHook = old }
 }
 
 // InternedLive returns how many strings are interned, the released ones
