@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func countOf(t *testing.T, a *Aggregator) int64 {
@@ -161,5 +162,23 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 		} else if i%4 == 2 {
 			m.Unsubscribe(other)
 		}
+	}
+}
+
+// TestBoundLayout: what a record of one view reads of a handle (st, m,
+// the first state and its slot) is its first 56 bytes (64 for two views),
+// and the handle is one 96-byte size class (see Bound).
+func TestBoundLayout(t *testing.T) {
+	var b Bound
+	if end := unsafe.Offsetof(b.first) + unsafe.Offsetof(b.first.inline) + unsafe.Sizeof(b.first.inline[0]); end > 56 {
+		t.Errorf("a record reads bytes 0..%d of a Bound; want at most 56", end)
+	}
+	if size := unsafe.Sizeof(b); size > 96 {
+		t.Errorf("Bound is %d bytes; want at most 96 (one size class with its state)", size)
+	}
+	m := MeasureFor("bound/layout", "", "")
+	b.Init(m, nil)
+	if b.st.Load() != &b.first {
+		t.Error("Init did not install the inline state")
 	}
 }
