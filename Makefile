@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench bench-scale bench-scale-run integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -106,11 +106,22 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
+	$(MAKE) bench-scale-run
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/scale.txt
+
+## bench-scale: BenchmarkScale alone (1k to 1M live series, every SDK;
+## SCALE_MIN minutes on 2 cores), then only the scale section of
+## docs/performance.md and docs/performance-scale.svg.
+bench-scale: bench-scale-run
+	cd benchmarks && $(GO) run ./cmd/perfdoc -splice -out ../docs/performance.md -scale-svg ../docs/performance-scale.svg out/scale.txt
+
+bench-scale-run:
+	@mkdir -p benchmarks/out
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkScale' -benchmem -count=6 -benchtime=100ms -timeout 0 . > out/scale.txt
 
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).

@@ -4,14 +4,14 @@ package benchmarks
 // from 1,000 to 1,000,000 (issue 18). See README.md ("Scale").
 //
 // One counter keyed by 2 tags; series i has the tag values scaleVals(i).
-// Each SDK instance is built once per size: every series is created and
-// recorded once (op=create, timed), then the record ops visit the series
-// in a fixed random permutation (scattered, as requests with many tag
-// combinations are), then the collect op reads them all, and finally the
-// instance is removed (op=unregister). Names are
-// BenchmarkScale/series=<n>/op=<op>/impl=<impl>; impls that share an
-// instance (zerostat's natural path and its handles; Prometheus's kept
-// child and WithLabelValues) are built once.
+// op=lifecycle builds a fresh SDK instance per run (every series created
+// and recorded once, timed), measures its heap and removes it (timed).
+// Then one more instance serves the record ops, which visit the series in
+// a fixed random permutation (scattered, as requests with many tag
+// combinations are), and the collect op, which reads them all. Names are
+// BenchmarkScale/series=<n>/sdk=<sdk>/op=<op>/impl=<impl>; impls that
+// share an instance (zerostat's natural path and its handles;
+// Prometheus's kept child and WithLabelValues) are one sdk.
 //
 // Heavy: at 1M series each instance takes seconds to build. make bench
 // runs it with a small -benchtime; the gate does not.
@@ -142,27 +142,47 @@ func runOp(b *testing.B, op, impl string, f func(b *testing.B)) {
 	b.Run("op="+op, func(b *testing.B) { b.Run("impl="+impl, f) })
 }
 
-// scaleRun builds one instance and runs every op on it.
+// scaleRun runs the ops of one SDK at n series.
 func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
-	var before, after runtime.MemStats
-	gc2()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	inst := sdk.build(b, n)
-	create := time.Since(start)
-	gc2()
-	runtime.ReadMemStats(&after)
-	heap := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
-
-	// op=create: ns/op is the time to create and record one series; B/series
-	// is the live heap per series, the benchmark's own recorders (contexts,
-	// handles, children) included.
-	runOp(b, "create", sdk.name, func(b *testing.B) {
+	// op=lifecycle: each run (one per -count: b.Loop calls the function
+	// once) builds a fresh instance, measures it and removes it.
+	// ns/op is the time to create and record one series; B/series the live
+	// heap per series after GC, the benchmark's own recorders (contexts,
+	// handles, children) included; unregister-ns/series the removal, from
+	// the call's start to the end of the garbage collection after it, per
+	// series; unregister-call-ns/series the call alone.
+	runOp(b, "lifecycle", sdk.name, func(b *testing.B) {
+		var before, after runtime.MemStats
+		gc2()
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		inst := sdk.build(b, n)
+		create := time.Since(start)
+		gc2()
+		runtime.ReadMemStats(&after)
+		if got := inst.collect(); got != n {
+			b.Fatalf("%s: collect saw %d series; want %d", sdk.name, got, n)
+		}
+		inst.drop()
+		gc2()
+		start = time.Now()
+		inst.remove()
+		call := time.Since(start)
+		runtime.GC()
+		removed := time.Since(start)
 		for b.Loop() {
+			// Nothing: the measurements are above (b.Loop's first call
+			// resets the timer and the metrics: report after it).
 		}
 		b.ReportMetric(float64(create.Nanoseconds())/float64(n), "ns/op")
-		b.ReportMetric(heap, "B/series")
+		b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/float64(n), "B/series")
+		b.ReportMetric(float64(removed.Nanoseconds())/float64(n), "unregister-ns/series")
+		b.ReportMetric(float64(call.Nanoseconds())/float64(n), "unregister-call-ns/series")
 	})
+
+	// The record and collect ops share one instance.
+	inst := sdk.build(b, n)
+	defer func() { inst.drop(); inst.remove() }()
 	if got := inst.collect(); got != n {
 		b.Fatalf("%s: collect saw %d series; want %d", sdk.name, got, n)
 	}
@@ -191,22 +211,6 @@ func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
 			inst.collect()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/series")
-	})
-
-	inst.drop()
-	gc2()
-	start = time.Now()
-	inst.remove()
-	call := time.Since(start)
-	runtime.GC()
-	removed := time.Since(start)
-	// op=unregister: ns/op is per series, from the call's start to the end
-	// of the garbage collection after it; call-ns/series is the call alone.
-	runOp(b, "unregister", sdk.name, func(b *testing.B) {
-		for b.Loop() {
-		}
-		b.ReportMetric(float64(removed.Nanoseconds())/float64(n), "ns/op")
-		b.ReportMetric(float64(call.Nanoseconds())/float64(n), "call-ns/series")
 	})
 }
 

@@ -7,6 +7,10 @@
 //
 //	perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 //	        -benchstat out/benchstat.txt out/record.txt out/encode.txt out/stats.txt
+//
+// With BenchmarkScale results it adds the scale section (tables, targets)
+// and docs/performance-scale.svg (cost against live series, log-log);
+// -splice writes only that section into the existing document.
 package main
 
 import (
@@ -102,6 +106,8 @@ func run(args []string, stderr io.Writer) int {
 	out := fs.String("out", "../docs/performance.md", "markdown file to write")
 	svg := fs.String("svg", "../docs/performance.svg", "SVG chart to write")
 	bs := fs.String("benchstat", "", "benchstat output to include verbatim (optional)")
+	scaleSVG := fs.String("scale-svg", "../docs/performance-scale.svg", "SVG chart of the scale benchmarks to write")
+	only := fs.Bool("splice", false, "write only the scale section, into the existing -out file, and its chart")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: perfdoc [-out FILE] [-svg FILE] [-benchstat FILE] RESULTS...")
 		return 2
@@ -110,6 +116,30 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
+	}
+	if r.hasScale() {
+		if err := os.WriteFile(*scaleSVG, drawScale(r), 0o644); err != nil {
+			fmt.Fprintln(stderr, "perfdoc:", err)
+			return 1
+		}
+	}
+	if *only {
+		if !r.hasScale() {
+			fmt.Fprintln(stderr, "perfdoc: -splice: no BenchmarkScale results")
+			return 1
+		}
+		doc, err := os.ReadFile(*out)
+		if err != nil {
+			fmt.Fprintln(stderr, "perfdoc:", err)
+			return 1
+		}
+		var sec bytes.Buffer
+		writeScale(&sec, r, relSVG(*out, *scaleSVG))
+		if err := os.WriteFile(*out, splice(doc, sec.Bytes()), 0o644); err != nil {
+			fmt.Fprintln(stderr, "perfdoc:", err)
+			return 1
+		}
+		return 0
 	}
 	var bsText []byte
 	if *bs != "" {
@@ -123,7 +153,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
 	}
-	doc := writeDoc(r, bsText, relSVG(*out, *svg))
+	doc := writeDoc(r, bsText, relSVG(*out, *svg), relSVG(*out, *scaleSVG))
 	if err := os.WriteFile(*out, doc, 0o644); err != nil {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
@@ -157,7 +187,7 @@ func pct(s benchmath.Summary) string {
 	return fmt.Sprintf(" ±%.0f%%", d)
 }
 
-func writeDoc(r *results, bsText []byte, svgName string) []byte {
+func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Performance\n\n")
@@ -336,6 +366,9 @@ func writeDoc(r *results, bsText []byte, svgName string) []byte {
 			w("%s\n", row)
 		}
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
+	}
+	if r.hasScale() {
+		writeScale(&b, r, scaleSVGName)
 	}
 	if len(bsText) > 0 {
 		w("## benchstat\n\n```\n%s```\n", bsText)
