@@ -97,7 +97,7 @@ gate-measure:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
 
-## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
+## bench: the full side-by-side set, -count=6 (about 26 minutes on 2 cores, 18 of them BenchmarkScale),
 ## then docs/performance.md and docs/performance.svg from the results.
 bench:
 	@mkdir -p benchmarks/out
@@ -114,7 +114,7 @@ bench:
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/scale.txt
 
 ## bench-scale: BenchmarkScale alone (1k to 1M live series, every SDK;
-## SCALE_MIN minutes on 2 cores), then only the scale section of
+## about 18 minutes on 2 cores, most of it the 1M builds), then only the scale section of
 ## docs/performance.md and docs/performance-scale.svg.
 bench-scale: bench-scale-run
 	cd benchmarks && $(GO) run ./cmd/perfdoc -splice -out ../docs/performance.md -scale-svg ../docs/performance-scale.svg out/scale.txt
