@@ -54,7 +54,10 @@ func (b *Bound) Init(m *Measure, tags []Tag) {
 }
 
 // rebind installs a new state for the current subscriber list and returns
-// it. (Never b.first again: a racing record may still be reading it.)
+// it. (Never b.first again: a racing record may still be reading it.) Not
+// inlined: Record stays small, its slow path a call.
+//
+//go:noinline
 func (b *Bound) rebind() *boundState { return b.install(new(boundState)) }
 
 // install sets up st, an unpublished state, for the current subscriber
