@@ -251,13 +251,8 @@ func (e *Exporter) Start() { e.pipe.Start(e.Export) }
 // while the sink works. Within ctx's deadline it retries as an export does;
 // it returns an error saying what it could not send.
 func (e *Exporter) Stop(ctx context.Context) error {
-	return e.pipe.Stop(ctx, func(ctx context.Context) error {
-		return e.pipe.Export(ctx, func(c *push.Cycle) error {
-			err := e.produce(c)
-			e.enc.delta.Close() // no longer a reader evicted series wait for
-			return err
-		})
-	})
+	// Once stopped, no longer a reader that evicted series wait for.
+	return e.pipe.Stop(ctx, e.produceFn, e.enc.delta.Close)
 }
 
 // Export sends the payloads queued by earlier failed delta exports, then

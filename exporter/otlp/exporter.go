@@ -241,13 +241,8 @@ func (e *Exporter) Start() { e.pipe.Start(e.Export) }
 // export, retries included, is bounded by ctx, or by the Interval if ctx
 // has no deadline.
 func (e *Exporter) Stop(ctx context.Context) error {
-	return e.pipe.Stop(ctx, func(ctx context.Context) error {
-		return e.pipe.Export(ctx, func(c *push.Cycle) error {
-			err := e.produce(c)
-			e.enc.delta.Close() // no longer a reader evicted series wait for
-			return err
-		})
-	})
+	// Once stopped, no longer a reader that evicted series wait for.
+	return e.pipe.Stop(ctx, e.produceFn, e.enc.delta.Close)
 }
 
 // Export sends the delta requests queued by earlier failed exports, then

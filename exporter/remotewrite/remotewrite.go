@@ -106,6 +106,9 @@ type Writer struct {
 	http  push.HTTP
 	self  *selfstats.Sink
 	namer *promname.Namer // guarded by mu
+	// produceFn is w.produce, made once: a method value passed per push
+	// would allocate.
+	produceFn func(*push.Cycle) error
 
 	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
 	fams    map[*core.View]*family
@@ -163,6 +166,7 @@ func New(opts Options) (*Writer, error) {
 	}
 	opts.Retry = pipe.Config().Retry
 	w.opts, w.pipe, w.self = opts, pipe, pipe.Self()
+	w.produceFn = w.produce
 	h := make(http.Header, len(opts.Header)+4)
 	for k, vs := range opts.Header {
 		h[http.CanonicalHeaderKey(k)] = vs
@@ -181,7 +185,7 @@ func (w *Writer) Start() { w.pipe.Start(w.Push) }
 // Stop ends the periodic pushes and pushes a final time, so nothing
 // recorded before Stop is left unsent. It returns that push's error, or
 // ctx's if ctx ends first (a push in progress is waited for within ctx).
-func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Push) }
+func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.produceFn, nil) }
 
 // Push snapshots the registered views now and sends them, in requests of
 // about MaxSeriesPerRequest series, retrying 5xx and 429 answers and
@@ -190,29 +194,30 @@ func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Pus
 // retried; it and the requests after it in this push are dropped and
 // counted in Stats (the next push carries the same totals). Safe for
 // concurrent use; pushes are serialised.
-func (w *Writer) Push(ctx context.Context) error {
-	return w.pipe.Export(ctx, func(c *push.Cycle) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.encode(w.timestamp(time.Now().UnixMilli()))
-		var err error
-		failedAt := 0
-		for i := range w.counts {
-			w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
-			r := &w.req
-			*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
-				Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
-			// After a failure, Send drops the rest of the push without
-			// trying it, and counts it.
-			if serr := c.Send(r); serr != nil && err == nil {
-				err, failedAt = serr, i
-			}
+func (w *Writer) Push(ctx context.Context) error { return w.pipe.Export(ctx, w.produceFn) }
+
+// produce encodes a push and hands each request to the cycle.
+func (w *Writer) produce(c *push.Cycle) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.encode(w.timestamp(time.Now().UnixMilli()))
+	var err error
+	failedAt := 0
+	for i := range w.counts {
+		w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
+		r := &w.req
+		*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
+			Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
+		// After a failure, Send drops the rest of the push without trying
+		// it, and counts it.
+		if serr := c.Send(r); serr != nil && err == nil {
+			err, failedAt = serr, i
 		}
-		if err != nil {
-			return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
-		}
-		return nil
-	})
+	}
+	if err != nil {
+		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
+	}
+	return nil
 }
 
 // timestamp returns ms, or one millisecond after the last push's when ms
