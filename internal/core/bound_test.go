@@ -163,3 +163,21 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 		}
 	}
 }
+
+// A hash collision in the map cache is caught by comparing the tags: the
+// cached map of other tags is never returned.
+func TestCachedMapComparesTags(t *testing.T) {
+	a, b := tagsOf("k", "a"), tagsOf("k", "b")
+	const h = 12345 // the same (forced) hash for both
+	cachedMap(a, h)
+	ma := cachedMap(a, h) // second sight: cached
+	if ma == nil || !sameTags(ma.Tags(), a) {
+		t.Fatalf("second sight of a: got %v; want a cached map of a", ma)
+	}
+	if m := cachedMap(b, h); m != nil {
+		t.Fatalf("b, colliding with a: got the map of %v; want a miss", m.Tags())
+	}
+	if m := cachedMap(b, h); m == nil || !sameTags(m.Tags(), b) {
+		t.Fatalf("second sight of b: got %v; want b's own map", m)
+	}
+}
