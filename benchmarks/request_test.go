@@ -28,11 +28,11 @@ import (
 
 	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	ocstats "go.opencensus.io/stats"
 	ocview "go.opencensus.io/stats/view"
 	octag "go.opencensus.io/tag"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
