@@ -80,10 +80,11 @@ fuzz:
 bench-module:
 	cd benchmarks && $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
 
-# The benchmarks the gate reads: the record scenarios of zerostat, the
-# floor and OpenCensus (-count=6 for the statistics), one export for its
+# The benchmarks the gate reads: the record scenarios of zerostat (its
+# bound handles too), the floor, OpenCensus and Prometheus, and the
+# per-request rows of 1 and 8 counters (-count=6 for the statistics), one export for its
 # allocation budget, and records while an exporter faces each fault.
-GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
 ## A failed measurement or a broken rule is measured once more before the

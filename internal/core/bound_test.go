@@ -163,3 +163,24 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 		}
 	}
 }
+
+// A hash collision in the map cache is caught by comparing the tags: the
+// cached map of other tags is never returned.
+func TestCachedMapComparesTags(t *testing.T) {
+	a, b := tagsOf("k", "a"), tagsOf("k", "b")
+	const h = 12345 // the same (forced) hash for both
+	cachedMap(a, h)
+	ma := cachedMap(a, h) // second sight: cached
+	if ma == nil || !sameTags(ma.Tags(), a) {
+		t.Fatalf("second sight of a: got %v; want a cached map of a", ma)
+	}
+	// (The seen mark holds the shared hash, so b is cached at once.)
+	for range 2 {
+		if m := cachedMap(b, h); m == nil || !sameTags(m.Tags(), b) {
+			t.Fatalf("b, colliding with a: got %v; want b's own map", m)
+		}
+	}
+	if m := cachedMap(a, h); m != nil && !sameTags(m.Tags(), a) {
+		t.Fatalf("a again: got the map of %v", m.Tags())
+	}
+}
