@@ -106,3 +106,18 @@ func Pairs(name, value string) ([]Pair, error) {
 	}
 	return out, nil
 }
+
+// Positive returns the duration in milliseconds that name holds, 0 when
+// unset, or an error when it is invalid or zero (an interval or timeout of
+// 0 ms is meaningless; unset it for the default).
+func (e Env) Positive(name string) (time.Duration, error) {
+	v := e.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := Millis(name, v)
+	if err == nil && d == 0 {
+		err = fmt.Errorf("%s=%q: must be positive (unset it for the default)", name, v)
+	}
+	return d, err
+}
