@@ -147,12 +147,9 @@ func (o Options) fromEnv() (Options, error) {
 	if o.Resource, err = o.Resource.FromEnv(); err != nil {
 		return o, err
 	}
-	if v := env.Get(EnvMetricExportInterval); v != "" && o.Interval == 0 {
-		if o.Interval, err = otelenv.Millis(EnvMetricExportInterval, v); err != nil {
+	if o.Interval == 0 {
+		if o.Interval, err = env.Positive(EnvMetricExportInterval); err != nil {
 			return o, err
-		}
-		if o.Interval == 0 {
-			return o, fmt.Errorf("%s=%q: the interval must be positive", EnvMetricExportInterval, v)
 		}
 	}
 	if v := env.Get(EnvTemporalityPreference); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == PreferCumulative {

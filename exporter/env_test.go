@@ -88,6 +88,7 @@ func TestOptionsFromEnv(t *testing.T) {
 	for _, tc := range []struct{ name, value string }{
 		{EnvMetricExportInterval, "10s"},
 		{EnvMetricExportInterval, "0"},
+		{EnvMetricExportInterval, "-5"},
 		{EnvTemporalityPreference, "sometimes"},
 		{EnvResourceAttributes, "x"},
 	} {
