@@ -85,6 +85,9 @@ func (o Options) WithEnv() (Options, error) {
 			h[http.CanonicalHeaderKey(k)] = vs
 		}
 		for _, p := range pairs {
+			if !ValidHeaderName(p.Key) {
+				return fail(fmt.Errorf("%s: %q is not a valid header name", n, p.Key))
+			}
 			k := http.CanonicalHeaderKey(p.Key)
 			if _, inCode := o.Header[k]; inCode {
 				continue

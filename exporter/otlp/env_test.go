@@ -91,6 +91,7 @@ func TestWithEnvErrors(t *testing.T) {
 		{EnvMetricsEndpoint, "localhost:4318"},
 		{EnvHeaders, "novalue"},
 		{metricsVar(EnvHeaders), "a=%zz"},
+		{EnvHeaders, "bad key=1"},
 		{EnvTimeout, "10s"},
 		{metricsVar(EnvTimeout), "0"},
 		{EnvCompression, "zstd"},
@@ -203,7 +204,10 @@ func TestTLS(t *testing.T) {
 	s.StartTLS()
 	defer s.Close()
 	export := func(o Options) error {
-		o.Endpoint, o.Retry = s.URL, Retry{Disabled: true}
+		o.Retry = Retry{Disabled: true}
+		if o.Endpoint == "" {
+			o.Endpoint = s.URL
+		}
 		e, err := New(o)
 		if err != nil {
 			return err
@@ -241,7 +245,12 @@ func TestTLS(t *testing.T) {
 		{TLS: TLS{CAFile: ca.ClientKeyFile}},
 		{TLS: TLS{CertFile: ca.ClientCertFile, KeyFile: ca.ServerKeyFile}},
 		{TLS: mtls, Client: &http.Client{}},
+		{TLS: mtls, Endpoint: "http://127.0.0.1:4318"},
+		{Header: http.Header{"Bad Name": {"x"}}},
 	} {
+		if o.Endpoint == "" {
+			o.Endpoint = s.URL // https: only the TLS options are wrong
+		}
 		if _, err := New(o); err == nil || !strings.Contains(err.Error(), "otlp: ") {
 			t.Errorf("New(%+v): got %v; want an error", o.TLS, err)
 		}

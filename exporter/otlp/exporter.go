@@ -213,12 +213,18 @@ func New(opts Options) (*Exporter, error) {
 		return nil, err
 	}
 	for k := range opts.Header {
+		if !ValidHeaderName(k) {
+			return nil, fmt.Errorf("otlp: Header %q is not a valid header name", k)
+		}
 		switch http.CanonicalHeaderKey(k) {
 		case "Content-Type", "Content-Encoding", "Content-Length":
 			return nil, fmt.Errorf("otlp: Header sets %s, which the exporter sets", k)
 		}
 	}
 	client := opts.Client
+	if opts.TLS.files() && strings.HasPrefix(target, "http:") {
+		return nil, fmt.Errorf("otlp: TLS files are set but %s is plain http (as OTel Go's otlpmetrichttp, zerostat refuses the combination)", target)
+	}
 	if opts.TLS.files() {
 		if client != nil {
 			return nil, errors.New("otlp: Client and TLS are both set: configure the client's TLS, or leave Client nil")
@@ -238,6 +244,23 @@ func New(opts Options) (*Exporter, error) {
 	e.http = push.HTTP{URL: target, Client: client, Header: requestHeader(opts.Header),
 		Retry: push.RetryOTLP, Message: errorMessage, OK: e.answered}
 	return e, nil
+}
+
+// ValidHeaderName reports whether k is an HTTP header name (an RFC 9110
+// token), as a header of Options.Header or OTEL_EXPORTER_OTLP_HEADERS must
+// be.
+func ValidHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // metricsURL returns where requests are POSTed: url as is (the root path

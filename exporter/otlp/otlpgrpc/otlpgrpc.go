@@ -89,6 +89,9 @@ func New(opts otlp.Options) (*Exporter, error) {
 		return nil, err
 	}
 	creds := insecure.NewCredentials()
+	if !useTLS && (opts.TLS.CAFile != "" || opts.TLS.CertFile != "" || opts.TLS.KeyFile != "") {
+		return nil, fmt.Errorf("otlp: TLS files are set but Endpoint %q is plaintext (http://, or no scheme with TLS.Insecure)", opts.Endpoint)
+	}
 	if useTLS {
 		cfg, err := opts.TLS.Config()
 		if err != nil {

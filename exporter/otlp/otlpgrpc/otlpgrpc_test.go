@@ -333,6 +333,7 @@ func TestProtocolChoosesTransport(t *testing.T) {
 		{Endpoint: "x:1/path"},
 		{Header: map[string][]string{"grpc-timeout": {"1S"}}},
 		{Compression: 9},
+		{Endpoint: "http://127.0.0.1:4317", TLS: otlp.TLS{CAFile: "ca.pem"}},
 		{Temporality: otlp.Delta, TemporalityPreference: exporter.PreferDelta},
 	} {
 		if _, err := New(o); err == nil || !strings.HasPrefix(err.Error(), "otlp: ") {
