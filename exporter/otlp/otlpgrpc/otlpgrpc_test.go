@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	_ "google.golang.org/grpc/encoding/gzip" // the server decompresses
 	"google.golang.org/grpc/metadata"
+	grpcstats "google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -38,9 +39,26 @@ type collector struct {
 	addr   string
 	answer func(n int) (*colmetricspb.ExportMetricsServiceResponse, error)
 
-	mu   sync.Mutex
-	reqs []*colmetricspb.ExportMetricsServiceRequest
-	mds  []metadata.MD
+	mu       sync.Mutex
+	reqs     []*colmetricspb.ExportMetricsServiceRequest
+	mds      []metadata.MD
+	ok       []*colmetricspb.ExportMetricsServiceRequest // the requests answered with success
+	payloads []grpcstats.InPayload                       // as received: lengths before and after decompression
+}
+
+// The collector is its server's stats handler, to see the payloads'
+// sizes on the wire.
+func (c *collector) TagRPC(ctx context.Context, _ *grpcstats.RPCTagInfo) context.Context { return ctx }
+func (c *collector) TagConn(ctx context.Context, _ *grpcstats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (c *collector) HandleConn(context.Context, grpcstats.ConnStats) {}
+func (c *collector) HandleRPC(_ context.Context, s grpcstats.RPCStats) {
+	if p, ok := s.(*grpcstats.InPayload); ok {
+		c.mu.Lock()
+		c.payloads = append(c.payloads, *p)
+		c.mu.Unlock()
+	}
 }
 
 func newCollector(t *testing.T, answer func(n int) (*colmetricspb.ExportMetricsServiceResponse, error), opts ...grpc.ServerOption) *collector {
@@ -50,7 +68,7 @@ func newCollector(t *testing.T, answer func(n int) (*colmetricspb.ExportMetricsS
 		t.Fatal(err)
 	}
 	c := &collector{addr: lis.Addr().String(), answer: answer}
-	s := grpc.NewServer(opts...)
+	s := grpc.NewServer(append(opts, grpc.StatsHandler(c))...)
 	colmetricspb.RegisterMetricsServiceServer(s, c)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Serve(lis) }()
@@ -65,10 +83,16 @@ func (c *collector) Export(ctx context.Context, req *colmetricspb.ExportMetricsS
 	c.reqs = append(c.reqs, req)
 	c.mds = append(c.mds, md)
 	c.mu.Unlock()
+	resp, err := &colmetricspb.ExportMetricsServiceResponse{}, error(nil)
 	if c.answer != nil {
-		return c.answer(n)
+		resp, err = c.answer(n)
 	}
-	return &colmetricspb.ExportMetricsServiceResponse{}, nil
+	if err == nil {
+		c.mu.Lock()
+		c.ok = append(c.ok, req)
+		c.mu.Unlock()
+	}
+	return resp, err
 }
 
 func (c *collector) got() ([]*colmetricspb.ExportMetricsServiceRequest, []metadata.MD) {
@@ -82,9 +106,10 @@ var (
 	fixtureSeq int
 )
 
-// fixture registers a Count and a LastValue view and records into them;
-// it returns the views' name prefix.
-func fixture(t *testing.T) string {
+// fixture registers a Count and a LastValue view and records into them
+// (route /a twice, /b once); it returns the views' name prefix and their
+// measure.
+func fixture(t *testing.T) (string, *stats.Int64Measure) {
 	fixtureSeq++
 	p := fmt.Sprintf("grpc%d/", fixtureSeq)
 	m := stats.Int64(p+"m", "", stats.UnitBytes)
@@ -100,7 +125,7 @@ func fixture(t *testing.T) string {
 		ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, r))
 		stats.Record(ctx, m.M(5))
 	}
-	return p
+	return p, m
 }
 
 // metric returns the named metric of req, or nil.
@@ -117,10 +142,13 @@ func metric(req *colmetricspb.ExportMetricsServiceRequest, name string) *metrics
 	return nil
 }
 
+// quiet silences the state log of exporters the tests make fail.
+var quiet = slog.New(slog.DiscardHandler)
+
 var fastRetry = otlp.Retry{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond}
 
 func TestExport(t *testing.T) {
-	p := fixture(t)
+	p, _ := fixture(t)
 	c := newCollector(t, nil)
 	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, Compression: otlp.Gzip, Temporality: otlp.Delta,
 		Header: map[string][]string{"Authorization": {"Bearer x"}}, Resource: exporter.Resource{ServiceName: "svc"}})
@@ -139,6 +167,12 @@ func TestExport(t *testing.T) {
 	reqs, mds := c.got()
 	if len(reqs) != 2 { // the export and Stop's (the gauge)
 		t.Fatalf("%d requests; want 2", len(reqs))
+	}
+	c.mu.Lock()
+	p0 := c.payloads[0]
+	c.mu.Unlock()
+	if p0.CompressedLength == 0 || p0.CompressedLength >= p0.Length {
+		t.Errorf("payload %d bytes, %d compressed; want gzip", p0.Length, p0.CompressedLength)
 	}
 	if got := mds[0].Get("authorization"); len(got) != 1 || got[0] != "Bearer x" {
 		t.Errorf("metadata %v", mds[0])
@@ -202,7 +236,7 @@ func TestRetryCodes(t *testing.T) {
 				}
 				return &colmetricspb.ExportMetricsServiceResponse{}, nil
 			})
-			e, err := New(otlp.Options{Endpoint: "http://" + c.addr, Retry: fastRetry})
+			e, err := New(otlp.Options{Endpoint: "http://" + c.addr, Retry: fastRetry, Logger: quiet})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +266,7 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 	addr := lis.Addr().String()
 	lis.Close() // nothing listens there now
 	e, err := New(otlp.Options{Endpoint: addr, TLS: otlp.TLS{Insecure: true}, Retry: fastRetry,
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +287,7 @@ func TestPartialSuccess(t *testing.T) {
 		return &colmetricspb.ExportMetricsServiceResponse{PartialSuccess: &colmetricspb.ExportMetricsPartialSuccess{
 			RejectedDataPoints: 2, ErrorMessage: "too old"}}, nil
 	})
-	e, err := New(otlp.Options{Endpoint: "http://" + c.addr})
+	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +324,7 @@ func TestTLSFromEnv(t *testing.T) {
 	// Without the client certificate the server refuses the handshake.
 	t.Setenv(otlp.EnvClientCertificate, "")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY", "")
-	e, err = New(otlp.Options{FromEnv: true, Retry: otlp.Retry{Disabled: true}})
+	e, err = New(otlp.Options{FromEnv: true, Retry: otlp.Retry{Disabled: true}, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,5 +373,64 @@ func TestProtocolChoosesTransport(t *testing.T) {
 		if _, err := New(o); err == nil || !strings.HasPrefix(err.Error(), "otlp: ") {
 			t.Errorf("New(%+v): got %v; want an error", o, err)
 		}
+	}
+}
+
+// TestDeltaQueueOverGRPC: delta requests the receiver could not take
+// (UNAVAILABLE) are queued by the shared pipeline and delivered, oldest
+// first, once it answers: the counts add up exactly.
+func TestDeltaQueueOverGRPC(t *testing.T) {
+	p, m := fixture(t)
+	down := true
+	var mu sync.Mutex
+	c := newCollector(t, func(int) (*colmetricspb.ExportMetricsServiceResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return nil, status.Error(codes.Unavailable, "restarting")
+		}
+		return &colmetricspb.ExportMetricsServiceResponse{}, nil
+	})
+	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, TemporalityPreference: exporter.PreferDelta,
+		Retry: otlp.Retry{Disabled: true}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Export(ctx); err == nil { // the 3 records: queued
+		t.Fatal("export to a receiver that is down: no error")
+	}
+	ctxA, _ := tag.New(ctx, tag.Upsert(keyRoute, "/a"))
+	stats.Record(ctxA, m.M(1)) // one more: a second request
+	if err := e.Export(ctx); err == nil {
+		t.Fatal("second export: no error")
+	}
+	if st := e.Stats(); st.Queued != 2 {
+		t.Fatalf("stats %+v; want 2 requests queued", st)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	if err := e.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	delivered := c.ok
+	c.mu.Unlock()
+	total := map[string]int64{}
+	for _, r := range delivered {
+		m := metric(r, p+"count")
+		if m == nil {
+			continue
+		}
+		for _, dp := range m.GetSum().GetDataPoints() {
+			total[dp.Attributes[0].Value.GetStringValue()] += dp.GetAsInt()
+		}
+	}
+	if len(delivered) != 3 || total["/a"] != 3 || total["/b"] != 1 { // the two queued, Stop's (the gauge only)
+		t.Errorf("delivered counts %v; want /a 3, /b 1", total)
+	}
+	if st := e.Stats(); st.Queued != 0 || st.Dropped != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
