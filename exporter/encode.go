@@ -82,6 +82,7 @@ type encoder struct {
 	series  []*core.Series
 	buckets []int64
 	delta   *delta.Tracker // nil: cumulative
+	kinds   delta.Kinds    // the kinds read through delta
 
 	// The payload being written.
 	seq       uint64
@@ -95,9 +96,13 @@ type encoder struct {
 	oversized int // payloads that exceeded maxBytes (a single row too large)
 }
 
-func newEncoder(maxBytes int, t wire.Temporality, evictIdleAfter int, resource []wire.Attribute) *encoder {
-	e := &encoder{maxBytes: maxBytes, temporality: t}
-	if t == wire.Delta {
+// newEncoder returns an encoder reading the kinds of kinds as deltas (a
+// payload with any is a Delta one: a view of another kind is cumulative,
+// and is a LastValue, whose row is its last value in either temporality).
+func newEncoder(maxBytes int, kinds delta.Kinds, evictIdleAfter int, resource []wire.Attribute) *encoder {
+	e := &encoder{maxBytes: maxBytes, kinds: kinds}
+	if kinds.Any() {
+		e.temporality = wire.Delta
 		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 	for _, a := range resource {
@@ -248,7 +253,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		}
 		a := v.Agg
 		kind := a.Kind()
-		st := e.delta.View(a)
+		var st *delta.View // nil: read cumulatively
+		if e.kinds.Has(kind) {
+			st = e.delta.View(a)
+		}
 		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
 			e.buckets = make([]int64, n)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -550,7 +551,8 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		enc := newEncoder(tc.max, tc.t, 0, Resource{ServiceName: "s"}.attributes())
+		kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
+		enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
 		var n int
 		emit := func(p []byte, last bool) error { n += len(p); return nil }
 		now := time.Now()

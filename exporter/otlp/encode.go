@@ -91,10 +91,9 @@ type point struct {
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
 type Encoder struct {
-	temporality Temporality
-	resource    []byte // the encoded ResourceMetrics.resource field
-	scope       []byte // the encoded ScopeMetrics.scope field
-	headRoom    int    // bytes reserved before the metrics: see Encode
+	resource []byte // the encoded ResourceMetrics.resource field
+	scope    []byte // the encoded ScopeMetrics.scope field
+	headRoom int    // bytes reserved before the metrics: see Encode
 
 	buf     []byte
 	head    []byte
@@ -107,6 +106,7 @@ type Encoder struct {
 	keyOff  []int          // key i is keys[keyOff[i]:keyOff[i+1]]
 	bounds  []byte         // the current view's encoded explicit_bounds field
 	delta   *delta.Tracker // nil: cumulative
+	kinds   delta.Kinds    // the kinds read through delta
 	metrics map[*core.View]*viewMetric
 	seq     uint64
 	npoints int
@@ -119,10 +119,17 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	if t != Cumulative && t != Delta {
 		return nil, fmt.Errorf("otlp: unknown Temporality %d", t)
 	}
+	kinds, _ := delta.NewKinds(t == Delta, exporter.PreferCumulative, "")
+	return newEncoder(kinds, 0, r)
+}
+
+// newEncoder returns an encoder reading the kinds of kinds as deltas
+// (through a tracker evicting series idle evictIdleAfter reads, 0: never).
+func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*Encoder, error) {
 	r = r.WithDefaults()
-	e := &Encoder{temporality: t, metrics: map[*core.View]*viewMetric{}}
-	if t == Delta {
-		e.delta = delta.NewTracker(0)
+	e := &Encoder{kinds: kinds, metrics: map[*core.View]*viewMetric{}}
+	if kinds.Any() {
+		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 
 	var attrs []byte
@@ -247,7 +254,10 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	bounds := a.Bounds()
 	nb := len(bounds) + 1
 	start := uint64(a.Start().UnixNano())
-	st := e.delta.View(a)
+	var st *delta.View // nil: cumulative
+	if e.kinds.Has(kind) {
+		st = e.delta.View(a)
+	}
 	if st != nil {
 		if st.Last != 0 { // the interval starts where the previous export ended
 			start = uint64(st.Last)
@@ -336,7 +346,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 
 	var dataTag byte
 	temporality := uint64(temporalityCumulative)
-	if e.temporality == Delta {
+	if st != nil {
 		temporality = temporalityDelta
 	}
 	switch kind {
