@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module bridge e2e gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -36,6 +36,7 @@ vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd bridge/opencensus && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -111,6 +112,11 @@ bench:
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+
+## bridge: the OpenCensus metricproducer bridge module, tested with
+## OpenCensus's own Prometheus exporter (-race: it is small).
+bridge:
+	cd bridge/opencensus && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) bridge )
 
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).
