@@ -118,7 +118,7 @@ type Handler struct {
 	scratch []*core.Series
 	buckets []int64
 	exs     []*core.Exemplar // a histogram series' exemplars (OpenMetrics)
-	values  []float64 // a Sum view's values, read before its head is chosen
+	values  []float64        // a Sum view's values, read before its head is chosen
 	labels  []byte
 	sorter  seriesSorter
 
