@@ -92,9 +92,12 @@ func recordExemplars(ctx context.Context, muts []tag.Mutator, ms []Measurement, 
 			continue
 		}
 		if !loaded {
-			tctx, err := tag.New(ctx, muts...)
-			if err != nil {
-				return err
+			tctx := ctx
+			if len(muts) > 0 {
+				var err error
+				if tctx, err = tag.New(ctx, muts...); err != nil {
+					return err
+				}
 			}
 			tm, loaded = core.FromContext(tctx), true
 		}
