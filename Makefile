@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -37,6 +37,7 @@ vet:
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
 	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
+	cd bridge/opencensus && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -98,6 +99,7 @@ gate-measure:
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
+	$(GO) test -run '^$$' -bench 'Benchmark(FloorHistogram|Histogram2Tags_RecordWithOptions|Histogram2Tags_Attachments)$$' -benchmem -count=6 -benchtime=100ms ./stats >> benchmarks/out/gate.txt
 
 ## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
 ## then docs/performance.md and docs/performance.svg from the results.
@@ -113,6 +115,11 @@ bench:
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+
+## bridge: the OpenCensus metricproducer bridge module, tested with
+## OpenCensus's own Prometheus exporter (-race: it is small).
+bridge:
+	cd bridge/opencensus && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) bridge )
 
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).
