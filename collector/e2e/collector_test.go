@@ -65,7 +65,7 @@ type collector struct {
 
 // startCollector runs bin with config and waits until every address in
 // ready accepts connections (at most 60 s).
-func startCollector(t *testing.T, bin, config string, ready ...string) *collector {
+func startCollector(t testing.TB, bin, config string, ready ...string) *collector {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {

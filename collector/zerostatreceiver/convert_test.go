@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
@@ -266,5 +267,59 @@ func TestConvertEdges(t *testing.T) {
 	}
 	if ms.At(2).Sum().IsMonotonic() {
 		t.Error("a NaN sum is monotonic")
+	}
+}
+
+// TestWhereThePayloadIsSilent pins the differences from the OTLP path
+// that docs/collector.md lists: an Int64 measure's Sum has double points
+// here (integers in OTLP), and a cumulative point starts at its view's
+// registration (OTLP: at its series' creation, later).
+func TestWhereThePayloadIsSilent(t *testing.T) {
+	m := stats.Int64("silent/bytes", "Bytes", stats.UnitBytes)
+	v := &view.View{Name: "silent/bytes", Measure: m, Aggregation: view.Sum()}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(v) })
+	stats.Record(context.Background(), m.M(7))
+
+	p, err := wire.Decode(export(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := pmetric.NewMetrics()
+	Convert(p, ours)
+	enc, err := otlp.NewEncoder(otlp.Cumulative, exporter.Resource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	find := func(md pmetric.Metrics) pmetric.NumberDataPoint {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() == "silent/bytes" {
+				return ms.At(i).Sum().DataPoints().At(0)
+			}
+		}
+		t.Fatal("silent/bytes not found")
+		return pmetric.NumberDataPoint{}
+	}
+	a, b := find(ours), find(req.Metrics())
+	if a.ValueType() != pmetric.NumberDataPointValueTypeDouble || a.DoubleValue() != 7 ||
+		b.ValueType() != pmetric.NumberDataPointValueTypeInt || b.IntValue() != 7 {
+		t.Errorf("Int64 sum: ours %v %v, OTLP %v %v; want double 7 and int 7", a.ValueType(), a.DoubleValue(), b.ValueType(), b.IntValue())
+	}
+	var viewStart time.Time
+	for _, pv := range p.Views {
+		if pv.Name == "silent/bytes" {
+			viewStart = pv.Start
+		}
+	}
+	if !a.StartTimestamp().AsTime().Equal(viewStart) || b.StartTimestamp() < a.StartTimestamp() {
+		t.Errorf("start: ours %v, OTLP %v; want ours the view's (%v), OTLP's the series' (not earlier)",
+			a.StartTimestamp(), b.StartTimestamp(), viewStart)
 	}
 }

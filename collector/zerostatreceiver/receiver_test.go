@@ -25,6 +25,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -397,16 +398,5 @@ func snapshotRows(t testing.TB, name string, rows int) []byte {
 // export returns one payload of every registered view.
 func export(t testing.TB) []byte {
 	t.Helper()
-	var out []byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		out = bytes.Clone(p.Data)
-		return nil
-	}), exporter.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return wiretest.Export(t)[0]
 }
