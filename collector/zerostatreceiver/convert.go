@@ -148,6 +148,7 @@ func (c *rowConv) row(r *wire.Row, overflow bool) {
 		attrs.PutBool(otlp.OverflowAttribute, true)
 		return
 	}
+	attrs.EnsureCapacity(len(r.Values)) // one allocation, not a growing slice
 	for i, val := range r.Values {
 		if val != "" {
 			attrs.PutStr(v.Keys[i], val)
