@@ -89,4 +89,3 @@ func Bodies(b testing.TB) map[string][]byte {
 	}
 	return map[string][]byte{"msgpack/plain": msg, "msgpack/gzip": gz(msg), "otlp/plain": pb, "otlp/gzip": gz(pb)}
 }
-
