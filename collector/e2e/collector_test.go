@@ -165,10 +165,11 @@ func series(metric string, attrs pcommon.Map) string {
 	return metric + "{" + strings.Join(kv, ",") + "}"
 }
 
-// values returns each series' value in mds: the sum over batches (delta)
-// or the last (cumulative). A Sum's point counts its value, a
-// histogram's its count and sum (as name_count and name_sum).
-func values(mds []pmetric.Metrics, delta bool) map[string]float64 {
+// values returns each series' value in mds, from the resources whose
+// service.name is service ("" for any): the sum over batches (delta) or
+// the last (cumulative). A Sum's point counts its value, a histogram's
+// its count and sum (as name_count and name_sum).
+func values(mds []pmetric.Metrics, service string, delta bool) map[string]float64 {
 	out := map[string]float64{}
 	add := func(k string, v float64) {
 		if delta {
@@ -180,6 +181,9 @@ func values(mds []pmetric.Metrics, delta bool) map[string]float64 {
 	for _, md := range mds {
 		rms := md.ResourceMetrics()
 		for i := range rms.Len() {
+			if name, _ := rms.At(i).Resource().Attributes().Get("service.name"); service != "" && name.Str() != service {
+				continue
+			}
 			sms := rms.At(i).ScopeMetrics()
 			for j := range sms.Len() {
 				ms := sms.At(j).Metrics()
@@ -354,6 +358,7 @@ service:
 	cum := newExp("e2e-cumulative", cumAddr, exporter.Cumulative)
 	del := newExp("e2e-delta", deltaAddr, exporter.Delta)
 	bp := newExp("e2e-backpressure", bpAddr, exporter.Delta)
+	bpCum := newExp("e2e-backpressure-cumulative", bpAddr, exporter.Cumulative)
 	ot, err := otlp.New(otlp.Options{Endpoint: "http://" + otlpAddr, Timeout: 5 * time.Second,
 		Resource: exporter.Resource{ServiceName: "e2e-otlp"}})
 	if err != nil {
@@ -365,7 +370,8 @@ service:
 				t.Fatal(err)
 			}
 		}
-		bp.Export(bpCtx) // fails while the sink refuses: queued
+		bp.Export(bpCtx)    // fails while the sink refuses: queued
+		bpCum.Export(bpCtx) // fails while the sink refuses: the next export has the totals
 	}
 	const refusingRounds = 2
 	for round := 1; round <= 6; round++ {
@@ -383,7 +389,7 @@ service:
 		exportAll(bpCtx)
 		cancel()
 	}
-	st := bp.Stats()
+	st, stCum := bp.Stats(), bpCum.Stats()
 	col.stop(t)
 
 	t.Logf("back-pressure: the backend refused %d requests; the exporter: %d exports, %d failed, %d requests, %d retries",
@@ -392,10 +398,15 @@ service:
 		t.Errorf("back-pressure: %d refusals at the backend; exporter stats %+v; want refusals, %d failed exports "+
 			"with retries, nothing dropped or still queued", sink.refused, st, refusingRounds)
 	}
-	checkValues(t, "file, cumulative", values(readFile(t, filepath.Join(dir, "cumulative.json")), false), w.want)
-	checkValues(t, "file, delta", values(readFile(t, filepath.Join(dir, "delta.json")), true), w.want)
+	if stCum.Failures != refusingRounds || stCum.Sent == 0 {
+		t.Errorf("back-pressure, cumulative: exporter stats %+v; want %d failed exports", stCum, refusingRounds)
+	}
+	checkValues(t, "file, cumulative", values(readFile(t, filepath.Join(dir, "cumulative.json")), "", false), w.want)
+	checkValues(t, "file, delta", values(readFile(t, filepath.Join(dir, "delta.json")), "", true), w.want)
 	sink.mu.Lock()
-	checkValues(t, "otlphttp behind a refusing backend, delta", values(sink.accepted, true), w.want)
+	checkValues(t, "otlphttp behind a refusing backend, delta", values(sink.accepted, "e2e-backpressure", true), w.want)
+	checkValues(t, "otlphttp behind a refusing backend, cumulative",
+		values(sink.accepted, "e2e-backpressure-cumulative", false), w.want)
 	sink.mu.Unlock()
 
 	// Prometheus, by remote write: the msgpack path and the OTLP path
