@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -38,6 +38,7 @@ vet:
 	cd e2e && $(GO) vet ./...
 	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
 	cd bridge/opencensus && $(GO) vet ./...
+	cd collector && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -130,6 +131,13 @@ e2e:
 ## against a gRPC server on 127.0.0.1, with -race.
 otlpgrpc:
 	cd exporter/otlp/otlpgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otlpgrpc )
+
+## collector: the OpenTelemetry Collector receiver (collector/, its own
+## module) and a real Collector between zerostat's exporters and Prometheus
+## (the Collector is built once by scripts/build-collector.sh, about 2
+## minutes on 2 cores, and cached), under -race.
+collector:
+	cd collector && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -race -count=1 -timeout 20m ./... | ( $(TESTSUM) collector )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:
