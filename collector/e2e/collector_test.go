@@ -26,6 +26,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/otlp"
+	"github.com/zerostat/zerostat/exporter/otlp/otlpgrpc"
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/testbackend"
@@ -314,13 +315,13 @@ func TestCollector(t *testing.T) {
 	defer sinkSrv.Close()
 
 	dir := t.TempDir()
-	cumAddr, deltaAddr, bpAddr, otlpAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	cumAddr, deltaAddr, bpAddr, otlpAddr, grpcAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	cfg := fmt.Sprintf(`
 receivers:
   zerostat/cumulative: {endpoint: %q}
   zerostat/delta: {endpoint: %q}
   zerostat/backpressure: {endpoint: %q}
-  otlp: {protocols: {http: {endpoint: %q}}}
+  otlp: {protocols: {http: {endpoint: %q}, grpc: {endpoint: %q}}}
 exporters:
   file/cumulative: {path: %q}
   file/delta: {path: %q}
@@ -341,9 +342,9 @@ service:
     metrics/delta: {receivers: [zerostat/delta], exporters: [file/delta]}
     metrics/backpressure: {receivers: [zerostat/backpressure], exporters: [otlphttp/refusing]}
     metrics/otlp: {receivers: [otlp], exporters: [prometheusremotewrite]}
-`, cumAddr, deltaAddr, bpAddr, otlpAddr, filepath.Join(dir, "cumulative.json"), filepath.Join(dir, "delta.json"),
+`, cumAddr, deltaAddr, bpAddr, otlpAddr, grpcAddr, filepath.Join(dir, "cumulative.json"), filepath.Join(dir, "delta.json"),
 		prom.URL+"/api/v1/write", sinkSrv.URL+"/v1/metrics")
-	col := startCollector(t, bin, cfg, cumAddr, deltaAddr, bpAddr, otlpAddr)
+	col := startCollector(t, bin, cfg, cumAddr, deltaAddr, bpAddr, otlpAddr, grpcAddr)
 
 	w := newWorkload(t)
 	newExp := func(name, addr string, temporality wire.Temporality) *exporter.Exporter {
@@ -364,8 +365,15 @@ service:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same encoder and pipeline over gRPC, to the same otlpreceiver.
+	og, err := otlpgrpc.New(otlp.Options{Protocol: otlp.ProtocolGRPC, Endpoint: grpcAddr, TLS: otlp.TLS{Insecure: true},
+		Timeout: 5 * time.Second, Resource: exporter.Resource{ServiceName: "e2e-otlpgrpc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer og.Stop(context.Background())
 	exportAll := func(bpCtx context.Context) {
-		for _, e := range []interface{ Export(context.Context) error }{cum, del, ot} {
+		for _, e := range []interface{ Export(context.Context) error }{cum, del, ot, og} {
 			if err := e.Export(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +434,7 @@ service:
 		ratio[s] = v
 	}
 	own = ratio
-	for _, job := range []string{"e2e-cumulative", "e2e-otlp"} {
+	for _, job := range []string{"e2e-cumulative", "e2e-otlp", "e2e-otlpgrpc"} {
 		got := map[string]float64{}
 		for _, smp := range prom.WaitQuery(t, `{job="`+job+`"}`, len(own), 30*time.Second) {
 			v, err := strconv.ParseFloat(smp.Value, 64)
