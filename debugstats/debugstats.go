@@ -228,6 +228,7 @@ func (h *handler) build(now time.Time) *pageModel {
 		Stamp:     strconv.FormatInt(now.UnixNano(), 10),
 		Refresh:   h.refresh,
 	}
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	for i, cv := range core.Views() {
 		if vm := h.buildView(i, cv, now); vm != nil {
 			p.Views = append(p.Views, vm)

@@ -9,6 +9,7 @@ import (
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/accept"
+	"github.com/zerostat/zerostat/internal/core"
 )
 
 // SnapshotOptions configure NewSnapshotHandler. The zero value is usable.
@@ -129,6 +130,7 @@ func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJS
 		e.allViews = true // registered views with no rows yet too
 	}
 	defer h.encoders.Put(e)
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	now := time.Now()
 	var payload []byte
 	_ = e.encode(now, now, func(p []byte, last bool) error { // emit never fails
