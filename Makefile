@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e zgrpc gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -36,6 +36,7 @@ vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd plugin/zgrpc && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -116,6 +117,11 @@ bench:
 ## skip, once chromium is installed).
 e2e:
 	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) e2e )
+
+## zgrpc: the gRPC plug-in's module (its own go.mod keeps gRPC out of the
+## root module): real gRPC traffic on 127.0.0.1, under -race.
+zgrpc:
+	cd plugin/zgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) zgrpc )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:
