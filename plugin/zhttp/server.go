@@ -2,12 +2,15 @@ package zhttp
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"hash/maphash"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zerostat/zerostat/stats"
@@ -52,9 +55,18 @@ var trackers = sync.Pool{New: func() any { return new(trackingWriter) }}
 
 // ServeHTTP serves r with the wrapped handler and records the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	method := methodOf(r.Method)
+	mi := methodIndex(r.Method)
+	method := methods[mi]
 	start := time.Now()
-	_ = stats.RecordWithTags(r.Context(), []tag.Mutator{tag.Upsert(Method, method)}, ServerRequestCount.M(1))
+	// A request whose context carries no tags (the usual case) records
+	// with contexts built once per method and per tag combination; one
+	// whose context carries tags (set by a middleware) records them too.
+	plain := tag.FromContext(r.Context()) == nil
+	if plain {
+		stats.Record(methodCtxs[mi], ServerRequestCount.M(1))
+	} else {
+		_ = stats.RecordWithTags(r.Context(), []tag.Mutator{tag.Upsert(Method, method)}, ServerRequestCount.M(1))
+	}
 	t := trackers.Get().(*trackingWriter)
 	t.w = w
 	h.next.ServeHTTP(t, r)
@@ -78,16 +90,74 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.ContentLength < 0 {
 		reqSize = 0
 	}
+	size := t.size
+	*t = trackingWriter{} // hold nothing of the request while pooled
+	trackers.Put(t)
+	ms := [...]stats.Measurement{
+		ServerLatency.M(float64(elapsed) / float64(time.Millisecond)), ServerResponseBytes.M(size),
+		ServerRequestBytes.M(reqSize),
+		ServerDuration.M(elapsed.Seconds()), ServerRequestSize.M(reqSize), ServerResponseSize.M(size),
+	}
+	if plain {
+		if ctx := endCtx(method, route, code, scheme); ctx != nil {
+			stats.Record(ctx, ms[:]...)
+			return
+		}
+	}
 	_ = stats.RecordWithTags(r.Context(), []tag.Mutator{
 		tag.Upsert(Method, method), tag.Upsert(StatusCode, code), tag.Upsert(KeyServerRoute, route),
 		tag.Upsert(KeyRequestMethod, method), tag.Upsert(KeyRoute, route), tag.Upsert(KeyStatusCode, code),
 		tag.Upsert(KeyURLScheme, scheme),
-	},
-		ServerLatency.M(float64(elapsed)/float64(time.Millisecond)), ServerResponseBytes.M(t.size),
-		ServerRequestBytes.M(reqSize),
-		ServerDuration.M(elapsed.Seconds()), ServerRequestSize.M(reqSize), ServerResponseSize.M(t.size))
-	*t = trackingWriter{} // hold nothing of the request while pooled
-	trackers.Put(t)
+	}, ms[:]...)
+}
+
+// endKey is a tag combination of a request's end.
+type endKey struct{ method, route, code, scheme string }
+
+type endEntry struct {
+	k   endKey
+	ctx context.Context
+}
+
+// endCache maps recent tag combinations to their contexts: direct-mapped
+// by hash, lock-free (a miss builds the context and replaces the slot), so
+// a request finds its tags with one hash, one atomic load and a compare.
+// 512 slots cover a service's routes × methods × statuses; past that,
+// colliding combinations take turns, each turn costing one tag.New.
+var (
+	endCache [512]atomic.Pointer[endEntry]
+	endSeed  = maphash.MakeSeed()
+)
+
+// endCtx returns the context of the combination, nil when its tags are
+// invalid (a route that is not printable ASCII, say: the caller's
+// RecordWithTags then reports nothing and records nothing, as for any
+// invalid tag).
+func endCtx(method, route, code, scheme string) context.Context {
+	var mh maphash.Hash
+	mh.SetSeed(endSeed)
+	mh.WriteString(method)
+	mh.WriteByte(0)
+	mh.WriteString(route)
+	mh.WriteByte(0)
+	mh.WriteString(code)
+	mh.WriteString(scheme)
+	slot := &endCache[mh.Sum64()%uint64(len(endCache))]
+	k := endKey{method, route, code, scheme}
+	if e := slot.Load(); e != nil && e.k == k {
+		return e.ctx
+	}
+	ctx, err := tag.New(context.Background(),
+		tag.Upsert(Method, method), tag.Upsert(StatusCode, code), tag.Upsert(KeyServerRoute, route),
+		tag.Upsert(KeyRequestMethod, method), tag.Upsert(KeyRoute, route), tag.Upsert(KeyStatusCode, code),
+		tag.Upsert(KeyURLScheme, scheme))
+	if err != nil {
+		return nil
+	}
+	// The key's strings may be the request's (a route from Options.Route):
+	// keep copies, not the request's memory.
+	slot.Store(&endEntry{k: endKey{strings.Clone(method), strings.Clone(route), code, scheme}, ctx: ctx})
+	return ctx
 }
 
 // trackingWriter counts the status and body bytes of a response. Pooled:
@@ -167,17 +237,33 @@ func routeOf(pattern string) string {
 	return pattern
 }
 
-// methodOf returns m if it is a standard method (RFC 9110 and PATCH),
-// else "_OTHER" as the OpenTelemetry conventions say: a client choosing the
-// method must not choose the cardinality.
-func methodOf(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m
+// methods are the standard methods (RFC 9110 and PATCH) and "_OTHER",
+// which any other method is recorded as, as the OpenTelemetry conventions
+// say: a client choosing the method must not choose the cardinality.
+var methods = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, "_OTHER"}
+
+// methodCtxs are the contexts of the start record, by methods index.
+var methodCtxs = func() (c [len(methods)]context.Context) {
+	for i, m := range methods {
+		c[i], _ = tag.New(context.Background(), tag.Upsert(Method, m)) // valid: constants
 	}
-	return "_OTHER"
+	return c
+}()
+
+// methodIndex returns the index of m in methods (of "_OTHER" for a
+// method that is not standard).
+func methodIndex(m string) int {
+	for i, x := range methods[:len(methods)-1] {
+		if m == x {
+			return i
+		}
+	}
+	return len(methods) - 1
 }
+
+// methodOf returns m if it is a standard method, else "_OTHER".
+func methodOf(m string) string { return methods[methodIndex(m)] }
 
 // statusTexts holds the decimal strings of the status codes 100-599, so
 // recording a status does not format (strconv.Itoa allocates above 99).

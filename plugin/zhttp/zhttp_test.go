@@ -13,6 +13,7 @@ import (
 
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/plugin/zhttp"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -232,4 +233,26 @@ func TestHandlerAllocs(t *testing.T) {
 	if wrapped != bare {
 		t.Errorf("allocs per request: %v wrapped, %v bare; want the handler to add none", wrapped, bare)
 	}
+}
+
+// TestContextTagsRecorded checks that tags a middleware put in the
+// request's context are recorded with the handler's own.
+func TestContextTagsRecorded(t *testing.T) {
+	tenant := tag.MustNewKey("tenant")
+	v := &view.View{Name: "test/by_tenant", Measure: zhttp.ServerLatency, Aggregation: view.Count(), TagKeys: []tag.Key{tenant, zhttp.StatusCode}}
+	register(t, v)
+	h := zhttp.NewHandler(mux(), zhttp.Options{})
+	for i, name := range []string{"a", "b", "b", ""} {
+		req := httptest.NewRequest("GET", "/items/1", nil)
+		if name != "" {
+			ctx, err := tag.New(req.Context(), tag.Upsert(tenant, name))
+			if err != nil {
+				t.Fatal(i, err)
+			}
+			req = req.WithContext(ctx)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	equal(t, "by tenant", counts(t, "test/by_tenant"), map[string]int64{
+		"http.status=200,tenant=a": 1, "http.status=200,tenant=b": 2, "http.status=200": 1})
 }
