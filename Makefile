@@ -106,12 +106,13 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt
 
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).

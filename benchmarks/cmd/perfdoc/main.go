@@ -376,7 +376,13 @@ func writePlugins(r *results, w func(string, ...any)) {
 			}
 			by, _ := r.summary(n, "B/op")
 			al, _ := r.summary(n, "allocs/op")
-			w("| %s | %s%s | %s | %g | %g | %g |\n", im, fmtNs(ns.Center), pct(ns), fmtNs(ns.Center-b0.Center), by.Center, al.Center, al.Center-a0.Center)
+			added := fmtNs(ns.Center - b0.Center)
+			if im == base {
+				added = "—"
+			} else if d := ns.Center - b0.Center; math.Abs(d) <= (ns.Hi-ns.Lo)/2+(b0.Hi-b0.Lo)/2 {
+				added = "within noise" // the difference is inside the two intervals
+			}
+			w("| %s | %s%s | %s | %.0f | %g | %g |\n", im, fmtNs(ns.Center), pct(ns), added, by.Center, al.Center, al.Center-a0.Center)
 		}
 		w("\n%s\n\n", t.note)
 	}
