@@ -29,15 +29,19 @@ type Options struct {
 
 // Handler records ochttp's server measures and the OpenTelemetry HTTP
 // server measures for each request it serves (see the package doc for
-// the tags). Safe for concurrent use.
+// the tags). Its shape is ochttp.Handler's, so `&ochttp.Handler{Handler:
+// mux}` migrates by renaming the package. Safe for concurrent use; do not
+// change its fields once it serves.
 type Handler struct {
-	next  http.Handler
-	route func(*http.Request) string
+	// Handler serves the requests; nil: http.DefaultServeMux.
+	Handler http.Handler
+	// Route: see Options.Route.
+	Route func(*http.Request) string
 }
 
 // NewHandler wraps next. Cost per request: see the package doc.
 func NewHandler(next http.Handler, opts Options) *Handler {
-	return &Handler{next: next, route: opts.Route}
+	return &Handler{Handler: next, Route: opts.Route}
 }
 
 // WithRouteTag returns a handler that serves h with route as the route
@@ -69,15 +73,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t := trackers.Get().(*trackingWriter)
 	t.w = w
-	h.next.ServeHTTP(t, r)
+	next := h.Handler
+	if next == nil {
+		next = http.DefaultServeMux
+	}
+	next.ServeHTTP(t, r)
 	elapsed := time.Since(start)
 	status := t.status
 	if status == 0 {
 		status = http.StatusOK
 	}
 	var route string
-	if h.route != nil {
-		route = h.route(r)
+	if h.Route != nil {
+		route = h.Route(r)
 	} else {
 		route = routeOf(r.Pattern)
 	}
