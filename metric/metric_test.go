@@ -9,39 +9,14 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/prometheus"
+	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/metric"
 	"github.com/zerostat/zerostat/selfstats"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
-	"github.com/zerostat/zerostat/view"
 )
 
 var keyQueue = tag.MustNewKey("queue")
-
-func rows(t *testing.T, name string) map[string]float64 {
-	t.Helper()
-	rs, err := view.RetrieveData(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, r := range rs {
-		var vals []string
-		for _, tg := range r.Tags {
-			vals = append(vals, tg.Value)
-		}
-		k := strings.Join(vals, ",")
-		switch d := r.Data.(type) {
-		case *view.LastValueData:
-			out[k] = d.Value
-		case *view.SumData:
-			out[k] = d.Value
-		default:
-			t.Fatalf("row %v: unexpected data %T", r.Tags, r.Data)
-		}
-	}
-	return out
-}
 
 func TestGaugeTagsAndPrometheus(t *testing.T) {
 	var n atomic.Int64
@@ -53,7 +28,7 @@ func TestGaugeTagsAndPrometheus(t *testing.T) {
 		})
 	defer g.Unregister()
 	metric.Collect()
-	if got := rows(t, "test/queue_length"); got["a"] != 3 || got["b"] != 7 || len(got) != 2 {
+	if got := viewtest.Rows(t, "test/queue_length"); got["queue=a"] != 3 || got["queue=b"] != 7 || len(got) != 2 {
 		t.Fatalf("rows: got %v; want a:3 b:7", got)
 	}
 	n.Store(5)
@@ -76,7 +51,7 @@ func TestCounterFollowsTotals(t *testing.T) {
 	for _, v := range []int64{0, 5, 5, 8, 2 /* reset */, 10} {
 		total.Store(v)
 		metric.Collect()
-		if got := rows(t, "test/jobs_done")[""]; got != float64(v) {
+		if got := viewtest.Rows(t, "test/jobs_done")[""]; got != float64(v) {
 			t.Fatalf("after total %d: got %v", v, got)
 		}
 	}
@@ -105,7 +80,7 @@ func TestBadObservations(t *testing.T) {
 	})
 	defer g.Unregister()
 	metric.Collect()
-	if got := rows(t, "test/bad_obs"); len(got) != 1 || got["ok"] != 3 {
+	if got := viewtest.Rows(t, "test/bad_obs"); len(got) != 1 || got["queue=ok"] != 3 {
 		t.Errorf("rows: got %v; want ok:3 only", got)
 	}
 	if err := g.Err(); !errors.Is(err, metric.ErrBadObservation) {
@@ -113,11 +88,11 @@ func TestBadObservations(t *testing.T) {
 	}
 }
 
-// failures returns zerostat/callback_failures by "callback,reason".
+// failures returns zerostat/callback_failures by "callback=...,reason=...".
 func failures(t *testing.T) map[string]float64 {
 	t.Helper()
 	selfstats.RecordViews()
-	return rows(t, "zerostat/callback_failures")
+	return viewtest.Rows(t, "zerostat/callback_failures")
 }
 
 func TestPanicDoesNotStopSnapshot(t *testing.T) {
@@ -143,7 +118,7 @@ func TestPanicDoesNotStopSnapshot(t *testing.T) {
 		t.Errorf("Err: got %v; want the panic", err)
 	}
 	metric.Collect()
-	if got := failures(t)["test/panics,panic"]; got != 2 {
+	if got := failures(t)["callback=test/panics,reason=panic"]; got != 2 {
 		t.Errorf("callback_failures{test/panics,panic}: got %v; want 2", got)
 	}
 }
@@ -176,7 +151,7 @@ func TestBlockedCallbackIsBounded(t *testing.T) {
 	if got := calls.Load(); got != 1 {
 		t.Errorf("stuck callback started %d times; want 1", got)
 	}
-	if got := failures(t)["test/stuck,timeout"]; got != 2 {
+	if got := failures(t)["callback=test/stuck,reason=timeout"]; got != 2 {
 		t.Errorf("callback_failures{test/stuck,timeout}: got %v; want 2", got)
 	}
 	if err := stuck.Err(); err == nil {
@@ -212,7 +187,7 @@ func TestCollectConcurrentSafe(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if got := rows(t, "test/conc")["q"]; got != goroutines*each {
+	if got := viewtest.Rows(t, "test/conc")["queue=q"]; got != goroutines*each {
 		t.Errorf("counter: got %v; want %d (one run per snapshot)", got, goroutines*each)
 	}
 }

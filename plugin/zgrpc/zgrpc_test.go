@@ -15,6 +15,7 @@ import (
 	grpcstats "google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
+	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/plugin/zgrpc"
 	"github.com/zerostat/zerostat/view"
 )
@@ -31,44 +32,6 @@ func (e *ended) HandleRPC(_ context.Context, s grpcstats.RPCStats) {
 }
 func (e *ended) TagConn(ctx context.Context, _ *grpcstats.ConnTagInfo) context.Context { return ctx }
 func (e *ended) HandleConn(context.Context, grpcstats.ConnStats)                       {}
-
-func counts(t *testing.T, name string) map[string]int64 {
-	t.Helper()
-	rows, err := view.RetrieveData(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, r := range rows {
-		var vals []string
-		for _, tg := range r.Tags {
-			vals = append(vals, tg.Key.Name()+"="+tg.Value)
-		}
-		k := strings.Join(vals, ",")
-		switch d := r.Data.(type) {
-		case *view.CountData:
-			out[k] = d.Value
-		case *view.DistributionData:
-			out[k] = d.Count
-		}
-	}
-	return out
-}
-
-func equal(t *testing.T, name string, want map[string]int64) {
-	t.Helper()
-	got := counts(t, name)
-	if len(got) != len(want) {
-		t.Errorf("%s: got %v; want %v", name, got, want)
-		return
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: got %v; want %v", name, got, want)
-			return
-		}
-	}
-}
 
 func sum(t *testing.T, name, row string) float64 {
 	t.Helper()
@@ -164,20 +127,20 @@ func TestRealTraffic(t *testing.T) {
 	}
 
 	const check, watch, none = "grpc.health.v1.Health/Check", "grpc.health.v1.Health/Watch", "no.Such/Method"
-	equal(t, "grpc.io/server/completed_rpcs", map[string]int64{
+	viewtest.Equal(t, "grpc.io/server/completed_rpcs", map[string]float64{
 		"grpc_server_method=" + check + ",grpc_server_status=OK":        5,
 		"grpc_server_method=" + check + ",grpc_server_status=NOT_FOUND": 2,
 		"grpc_server_method=" + watch + ",grpc_server_status=CANCELLED": 3,
 	})
-	equal(t, "grpc.io/client/completed_rpcs", map[string]int64{
+	viewtest.Equal(t, "grpc.io/client/completed_rpcs", map[string]float64{
 		"grpc_client_method=" + check + ",grpc_client_status=OK":           5,
 		"grpc_client_method=" + check + ",grpc_client_status=NOT_FOUND":    2,
 		"grpc_client_method=" + watch + ",grpc_client_status=CANCELLED":    3,
 		"grpc_client_method=" + none + ",grpc_client_status=UNIMPLEMENTED": 1,
 	})
-	equal(t, "grpc.io/server/started_rpcs", map[string]int64{
+	viewtest.Equal(t, "grpc.io/server/started_rpcs", map[string]float64{
 		"grpc_server_method=" + check: 7, "grpc_server_method=" + watch: 3})
-	equal(t, "grpc.io/client/started_rpcs", map[string]int64{
+	viewtest.Equal(t, "grpc.io/client/started_rpcs", map[string]float64{
 		"grpc_client_method=" + check: 7, "grpc_client_method=" + watch: 3, "grpc_client_method=" + none: 1})
 	// Each watch sent one message and each client received it: the sums of
 	// the per-RPC message counts are exact.
@@ -187,12 +150,12 @@ func TestRealTraffic(t *testing.T) {
 	if got := sum(t, "grpc.io/client/received_messages_per_rpc", "grpc_client_method="+check); got != 5 {
 		t.Errorf("client received messages of the checks: got %v; want 5", got)
 	}
-	equal(t, "rpc.server.call.duration", map[string]int64{
+	viewtest.Equal(t, "rpc.server.call.duration", map[string]float64{
 		"rpc.method=" + check + ",rpc.response.status_code=OK,rpc.system.name=grpc":        5,
 		"rpc.method=" + check + ",rpc.response.status_code=NOT_FOUND,rpc.system.name=grpc": 2,
 		"rpc.method=" + watch + ",rpc.response.status_code=CANCELLED,rpc.system.name=grpc": 3,
 	})
-	equal(t, "rpc.client.call.duration", map[string]int64{
+	viewtest.Equal(t, "rpc.client.call.duration", map[string]float64{
 		"rpc.method=" + check + ",rpc.response.status_code=OK,rpc.system.name=grpc":                                    5,
 		"error.type=NOT_FOUND,rpc.method=" + check + ",rpc.response.status_code=NOT_FOUND,rpc.system.name=grpc":        2,
 		"error.type=CANCELLED,rpc.method=" + watch + ",rpc.response.status_code=CANCELLED,rpc.system.name=grpc":        3,

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/race"
+	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/plugin/zhttp"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -23,47 +24,6 @@ func register(t *testing.T, vs ...*view.View) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { view.Unregister(vs...) })
-}
-
-// counts returns a Count or Distribution view's counts by its rows' tag
-// values joined with ",".
-func counts(t *testing.T, name string) map[string]int64 {
-	t.Helper()
-	rows, err := view.RetrieveData(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for _, r := range rows {
-		var vals []string
-		for _, tg := range r.Tags {
-			vals = append(vals, tg.Key.Name()+"="+tg.Value)
-		}
-		k := strings.Join(vals, ",")
-		switch d := r.Data.(type) {
-		case *view.CountData:
-			out[k] = d.Value
-		case *view.DistributionData:
-			out[k] = d.Count
-		default:
-			t.Fatalf("%s: unexpected %T", name, r.Data)
-		}
-	}
-	return out
-}
-
-func equal(t *testing.T, name string, got, want map[string]int64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%s: got %v; want %v", name, got, want)
-		return
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: got %v; want %v", name, got, want)
-			return
-		}
-	}
 }
 
 func mux() *http.ServeMux {
@@ -114,13 +74,13 @@ func TestServerAndClientTraffic(t *testing.T) {
 	do("GET", "/nowhere", "")
 	do("BREW", "/items/x", "") // not a standard method: _OTHER, no route matched (405)
 
-	equal(t, "request_count", counts(t, "opencensus.io/http/server/request_count"), map[string]int64{"": 11})
-	equal(t, "request_count_by_method", counts(t, "opencensus.io/http/server/request_count_by_method"),
-		map[string]int64{"http.method=GET": 7, "http.method=POST": 3, "http.method=_OTHER": 1})
-	equal(t, "response_count_by_status_code", counts(t, "opencensus.io/http/server/response_count_by_status_code"),
-		map[string]int64{"http.status=200": 5, "http.status=201": 3, "http.status=500": 1, "http.status=404": 1, "http.status=405": 1})
-	equal(t, "server latency", counts(t, "opencensus.io/http/server/latency"), map[string]int64{"": 11})
-	equal(t, "http.server.request.duration", counts(t, "http.server.request.duration"), map[string]int64{
+	viewtest.Equal(t, "opencensus.io/http/server/request_count", map[string]float64{"": 11})
+	viewtest.Equal(t, "opencensus.io/http/server/request_count_by_method",
+		map[string]float64{"http.method=GET": 7, "http.method=POST": 3, "http.method=_OTHER": 1})
+	viewtest.Equal(t, "opencensus.io/http/server/response_count_by_status_code",
+		map[string]float64{"http.status=200": 5, "http.status=201": 3, "http.status=500": 1, "http.status=404": 1, "http.status=405": 1})
+	viewtest.Equal(t, "opencensus.io/http/server/latency", map[string]float64{"": 11})
+	viewtest.Equal(t, "http.server.request.duration", map[string]float64{
 		"http.request.method=GET,http.response.status_code=200,http.route=/items/{id},url.scheme=http": 5,
 		"http.request.method=POST,http.response.status_code=201,http.route=/items,url.scheme=http":     3,
 		"http.request.method=GET,http.response.status_code=500,http.route=/fail,url.scheme=http":       1,
@@ -131,13 +91,13 @@ func TestServerAndClientTraffic(t *testing.T) {
 	if d := rows[0].Data.(*view.DistributionData); d.Count != 11 || d.Sum() != 15 {
 		t.Errorf("request_bytes: count %d sum %v; want 11 and 15", d.Count, d.Sum())
 	}
-	equal(t, "client completed_count", counts(t, "opencensus.io/http/client/completed_count"), map[string]int64{
+	viewtest.Equal(t, "opencensus.io/http/client/completed_count", map[string]float64{
 		"http_client_method=GET,http_client_status=200": 5, "http_client_method=POST,http_client_status=201": 3,
 		"http_client_method=GET,http_client_status=500": 1, "http_client_method=GET,http_client_status=404": 1,
 		"http_client_method=_OTHER,http_client_status=405": 1,
 	})
 	host := "127.0.0.1"
-	equal(t, "http.client.request.duration", counts(t, "http.client.request.duration"), map[string]int64{
+	viewtest.Equal(t, "http.client.request.duration", map[string]float64{
 		"http.request.method=GET,http.response.status_code=200,server.address=" + host:    5,
 		"http.request.method=POST,http.response.status_code=201,server.address=" + host:   3,
 		"http.request.method=GET,http.response.status_code=500,server.address=" + host:    1,
@@ -164,10 +124,10 @@ func TestClientError(t *testing.T) {
 	if _, err := client.Do(req); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled request: got %v", err)
 	}
-	equal(t, "completed_count", counts(t, "opencensus.io/http/client/completed_count"),
-		map[string]int64{"http_client_method=GET,http_client_status=500": 2})
-	equal(t, "duration", counts(t, "http.client.request.duration"),
-		map[string]int64{"error.type=_OTHER,http.request.method=GET,server.address=127.0.0.1": 2})
+	viewtest.Equal(t, "opencensus.io/http/client/completed_count",
+		map[string]float64{"http_client_method=GET,http_client_status=500": 2})
+	viewtest.Equal(t, "http.client.request.duration",
+		map[string]float64{"error.type=_OTHER,http.request.method=GET,server.address=127.0.0.1": 2})
 }
 
 func TestRouteOption(t *testing.T) {
@@ -179,7 +139,7 @@ func TestRouteOption(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("example.com/host/{rest...}", func(http.ResponseWriter, *http.Request) {})
 	zhttp.NewHandler(mux, zhttp.Options{}).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "http://example.com/host/a/b", nil))
-	equal(t, "duration", counts(t, "http.server.request.duration"), map[string]int64{
+	viewtest.Equal(t, "http.server.request.duration", map[string]float64{
 		"http.request.method=GET,http.response.status_code=404,http.route=/custom,url.scheme=http":         1,
 		"http.request.method=GET,http.response.status_code=404,http.route=/tagged,url.scheme=http":         1,
 		"http.request.method=GET,http.response.status_code=200,http.route=/host/{rest...},url.scheme=http": 1,
@@ -204,8 +164,8 @@ func TestHandlerConcurrentSafe(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	equal(t, "by status", counts(t, "opencensus.io/http/server/response_count_by_status_code"),
-		map[string]int64{"http.status=200": goroutines * each})
+	viewtest.Equal(t, "opencensus.io/http/server/response_count_by_status_code",
+		map[string]float64{"http.status=200": goroutines * each})
 }
 
 // nopWriter is a ResponseWriter that allocates nothing.
@@ -253,6 +213,6 @@ func TestContextTagsRecorded(t *testing.T) {
 		}
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	equal(t, "by tenant", counts(t, "test/by_tenant"), map[string]int64{
+	viewtest.Equal(t, "test/by_tenant", map[string]float64{
 		"http.status=200,tenant=a": 1, "http.status=200,tenant=b": 2, "http.status=200": 1})
 }
