@@ -135,12 +135,7 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 	if r == addSealed {
 		return r
 	}
-	if v < math.Float64frombits(c[dMin]) {
-		c[dMin] = math.Float64bits(v)
-	}
-	if v > math.Float64frombits(c[dMax]) {
-		c[dMax] = math.Float64bits(v)
-	}
+	c.minMax(v)
 	n := c[dCount] + 1
 	c[dCount] = n
 	c[dSum] = math.Float64bits(math.Float64frombits(c[dSum]) + v)
@@ -155,6 +150,16 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 	}
 	c.unlock()
 	return r
+}
+
+// minMax updates the cell's Min and Max with v (the cell is locked).
+func (c distCell) minMax(v float64) {
+	if v < math.Float64frombits(c[dMin]) {
+		c[dMin] = math.Float64bits(v)
+	}
+	if v > math.Float64frombits(c[dMax]) {
+		c[dMax] = math.Float64bits(v)
+	}
 }
 
 // bucketIndex returns i such that bounds[i-1] <= v < bounds[i], the
@@ -312,12 +317,7 @@ func (c distCell) addN(bounds []float64, v float64, n uint64) addResult {
 	if r == addSealed {
 		return r
 	}
-	if v < math.Float64frombits(c[dMin]) {
-		c[dMin] = math.Float64bits(v)
-	}
-	if v > math.Float64frombits(c[dMax]) {
-		c[dMax] = math.Float64bits(v)
-	}
+	c.minMax(v)
 	old := c[dCount]
 	c[dCount] = old + n
 	c[dSum] = math.Float64bits(math.Float64frombits(c[dSum]) + v*float64(n))
