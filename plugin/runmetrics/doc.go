@@ -29,7 +29,15 @@
 // client_golang's go_gc_duration_seconds is a summary; zerostat has no
 // summaries, so GC pauses are go_sched_pauses_total_gc_seconds, a
 // histogram (client_golang's name for the same runtime metric).
-// OpenCensus runmetrics' names (process/heap_alloc, ...) are not offered.
+//
+// # OpenCensus names
+//
+// Options.OpenCensusNames exports the runtime's metrics under OpenCensus
+// runmetrics' names instead (OpenCensusMetrics: process/heap_alloc,
+// process/num_gc, ..., gauges with its descriptions and units), rebuilt
+// from runtime/metrics; four of its 28 metrics have no runtime/metrics
+// source and are left out (see OpenCensusMetrics). Its Prefix and
+// UseDerivedCumulative options are not offered.
 //
 // Enable, Disable and Err are safe for concurrent use.
 package runmetrics

@@ -124,3 +124,46 @@ func TestAgainstRuntimeMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenCensusNames checks the OpenCensus-named gauges against
+// runtime.ReadMemStats read just before and after the snapshot.
+func TestOpenCensusNames(t *testing.T) {
+	if err := runmetrics.Enable(runmetrics.Options{OpenCensusNames: true, NoProcess: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer runmetrics.Disable()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	metric.Collect()
+	runtime.ReadMemStats(&after)
+	exact := map[string][2]uint64{ // between before and after
+		"process/num_gc":             {uint64(before.NumGC), uint64(after.NumGC)},
+		"process/num_forced_gc":      {uint64(before.NumForcedGC), uint64(after.NumForcedGC)},
+		"process/total_memory_alloc": {before.TotalAlloc, after.TotalAlloc},
+		"process/memory_frees":       {before.Frees, after.Frees},
+		"process/memory_malloc":      {before.Mallocs, after.Mallocs},
+	}
+	for name, r := range exact {
+		if v := value(t, name); v < float64(r[0]) || v > float64(r[1]) {
+			t.Errorf("%s = %v; MemStats between %d and %d", name, v, r[0], r[1])
+		}
+	}
+	// Memory classes move with every allocation: within 25% of MemStats
+	// (the test's own allocations between the reads are a few KiB).
+	near := map[string]uint64{
+		"process/heap_alloc": after.HeapAlloc, "process/sys_heap": after.HeapSys, "process/heap_idle": after.HeapIdle,
+		"process/heap_inuse": after.HeapInuse, "process/heap_objects": after.HeapObjects, "process/sys_memory_alloc": after.Sys,
+		"process/stack_inuse": after.StackInuse, "process/sys_stack": after.StackSys, "process/stack_mspan_inuse": after.MSpanInuse,
+		"process/sys_stack_mspan": after.MSpanSys, "process/sys_stack_mcache": after.MCacheSys,
+		"process/gc_sys": after.GCSys, "process/next_gc_heap_size": after.NextGC,
+	}
+	for name, want := range near {
+		if v := value(t, name); v < 0.75*float64(want) || v > 1.25*float64(want) {
+			t.Errorf("%s = %v; MemStats %d", name, v, want)
+		}
+	}
+	if _, err := view.RetrieveData("go_goroutines"); err == nil {
+		t.Error("client_golang names registered too")
+	}
+}
