@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/otlp"
@@ -61,5 +62,40 @@ func TestEveryExporterCollects(t *testing.T) {
 	}
 	if b := w.AppendWriteRequest(nil, 1); !strings.Contains(string(b), "test_exported_everywhere") || calls != 3 {
 		t.Errorf("remote write: calls %d, request lacks the gauge", calls)
+	}
+}
+
+// TestStuckCallbackDoesNotFailPush checks that a push whose context
+// bounds the export still sends when a callback never returns: the
+// callbacks get half of the context's time, not the collect timeout.
+func TestStuckCallbackDoesNotFailPush(t *testing.T) {
+	metric.SetTimeout(time.Minute) // longer than the push's context
+	defer metric.SetTimeout(0)
+	release := make(chan struct{})
+	defer close(release)
+	stuck := metric.MustNewGauge("test/stuck_push", "", "1", nil, func(o *metric.Observer) { <-release })
+	defer stuck.Unregister()
+	good := metric.MustNewGauge("test/good_push", "", "1", nil, func(o *metric.Observer) { o.Observe(5) })
+	defer good.Unregister()
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- b
+	}))
+	defer srv.Close()
+	oe, err := otlp.New(otlp.Options{Endpoint: srv.URL, Compression: otlp.NoCompression})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if err := oe.Export(ctx); err != nil {
+		t.Fatalf("export with a stuck callback: %v", err)
+	}
+	if b := <-bodies; !strings.Contains(string(b), "test/good_push") {
+		t.Error("the push lacks the other gauge")
+	}
+	if stuck.Err() == nil {
+		t.Error("the stuck callback's timeout was not reported")
 	}
 }

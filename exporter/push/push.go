@@ -332,8 +332,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	p.exports.Add(1)
 	began := time.Now()
 	retries0, dropped0 := p.retries.Load(), p.dropped.Load()
-	core.Collect()          // callback gauges and counters (metric, runtime) read now
-	selfstats.RecordViews() // zerostat/live_series, ... in this snapshot
+	core.CollectContext(ctx) // callback gauges and counters (metric, runtime), within half of ctx's time
+	selfstats.RecordViews()  // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	c.err, c.blocked = p.flush(ctx)

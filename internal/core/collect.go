@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -125,7 +126,13 @@ func Callbacks() []*Callback {
 // goroutines, a channel and a timer, and what the callbacks themselves
 // cost; it returns once all have returned, or after the collect timeout.
 // Safe for concurrent use; concurrent calls run one after the other.
-func Collect() {
+func Collect() { CollectContext(context.Background()) }
+
+// CollectContext is Collect bounded by ctx as well: it waits for the
+// callbacks no longer than half the time left before ctx's deadline (so
+// that a push whose context bounds the whole export still has time to
+// send), nor past ctx's end.
+func CollectContext(ctx context.Context) {
 	list := Callbacks()
 	if len(list) == 0 {
 		return
@@ -152,8 +159,12 @@ func Collect() {
 			ok[i] = true
 		}
 	}
+	limit := time.Duration(timeout.Load())
+	if dl, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(dl)/2)
+	}
 	if pending > 0 {
-		timer := time.NewTimer(time.Duration(timeout.Load()))
+		timer := time.NewTimer(limit)
 		defer timer.Stop()
 	wait:
 		for pending > 0 {
@@ -161,6 +172,8 @@ func Collect() {
 			case c := <-done:
 				receive(c)
 			case <-timer.C:
+				break wait
+			case <-ctx.Done():
 				break wait
 			}
 		}
@@ -174,7 +187,7 @@ func Collect() {
 				drained = true
 			}
 		}
-		d := time.Duration(timeout.Load())
+		d := limit
 		for i, c := range list {
 			if started[i] && !ok[i] && c.running.Load() {
 				c.timeouts.Add(1)
