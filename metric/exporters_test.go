@@ -70,7 +70,7 @@ func TestEveryExporterCollects(t *testing.T) {
 // callbacks get half of the context's time, not the collect timeout.
 func TestStuckCallbackDoesNotFailPush(t *testing.T) {
 	metric.SetTimeout(time.Minute) // longer than the push's context
-	defer metric.SetTimeout(0)
+	defer metric.SetTimeout(testTimeout)
 	release := make(chan struct{})
 	defer close(release)
 	stuck := metric.MustNewGauge("test/stuck_push", "", "1", nil, func(o *metric.Observer) { <-release })

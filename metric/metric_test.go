@@ -2,6 +2,7 @@ package metric_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,16 @@ import (
 )
 
 var keyQueue = tag.MustNewKey("queue")
+
+// testTimeout is the collect timeout of the tests that expect callbacks to
+// return: seconds, so that a loaded machine stalling a goroutine does not
+// fail them (CONTRIBUTING.md).
+const testTimeout = 10 * time.Second
+
+func TestMain(m *testing.M) {
+	metric.SetTimeout(testTimeout)
+	os.Exit(m.Run())
+}
 
 func TestGaugeTagsAndPrometheus(t *testing.T) {
 	var n atomic.Int64
@@ -128,8 +139,8 @@ func TestBlockedCallbackIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer selfstats.Unregister()
-	metric.SetTimeout(time.Second)
-	defer metric.SetTimeout(0)
+	metric.SetTimeout(time.Second) // expected to expire: only bounds the test
+	defer metric.SetTimeout(testTimeout)
 	release, returned := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int64
 	stuck := metric.MustNewGauge("test/stuck", "", "1", nil, func(o *metric.Observer) {

@@ -15,6 +15,13 @@ import (
 	"github.com/zerostat/zerostat/view"
 )
 
+// TestMain gives the runtime callback seconds, not the default 1 s, so a
+// loaded machine stalling its goroutine does not fail the tests.
+func TestMain(m *testing.M) {
+	metric.SetTimeout(10 * time.Second)
+	os.Exit(m.Run())
+}
+
 func value(t *testing.T, name string) float64 {
 	t.Helper()
 	rows, err := view.RetrieveData(name)
