@@ -298,7 +298,9 @@ func lookup(name string) (*registered, error) {
 // by their tag values (key by key, in key order; a row without a key sorts
 // before the rows with it), then the overflow row if the view reached its
 // cardinality limit. The data is a snapshot: recorders keep running
-// while it is read. Cost: one allocation per row and a sort.
+// while it is read. Cost: one allocation per row and a sort. It does not
+// run callback gauges and counters (package metric): call metric.Collect
+// first for their current values, as every export and scrape does.
 func RetrieveData(name string) ([]*Row, error) {
 	r, err := lookup(name)
 	if err != nil {
