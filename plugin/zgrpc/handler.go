@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	grpcstats "google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
@@ -65,9 +66,27 @@ func methodOf(f func(string) string, full string) string {
 	return strings.TrimLeft(full, "/")
 }
 
-func tagRPC(ctx context.Context, f func(string) string, info *grpcstats.RPCTagInfo) context.Context {
+// tagsHeader carries the client's tags (tag.Encode's binary format), as
+// ocgrpc sends them; a "-bin" header, so gRPC base64-encodes it.
+const tagsHeader = "grpc-tags-bin"
+
+func tagRPC(ctx context.Context, f func(string) string, info *grpcstats.RPCTagInfo, client bool) context.Context {
 	if info == nil {
 		return ctx
+	}
+	if client {
+		if m := tag.FromContext(ctx); m != nil {
+			if b := tag.Encode(m); len(b) > 0 {
+				ctx = metadata.AppendToOutgoingContext(ctx, tagsHeader, string(b))
+			}
+		}
+	} else if v := metadata.ValueFromIncomingContext(ctx, tagsHeader); len(v) > 0 {
+		// The client's tags become the RPC's, as with ocgrpc: the server's
+		// records (and its handlers' own) carry them. Undecodable tags
+		// are ignored, as ocgrpc ignores them.
+		if m, err := tag.Decode([]byte(v[0])); err == nil {
+			ctx = tag.NewContext(ctx, m)
+		}
 	}
 	d := rpcPool.Get().(*rpcData)
 	d.start = time.Now()
@@ -75,15 +94,20 @@ func tagRPC(ctx context.Context, f func(string) string, info *grpcstats.RPCTagIn
 	return context.WithValue(ctx, rpcKey{}, d)
 }
 
-// TagRPC starts the RPC's counters. Cost: one allocation, the context
-// that carries them (gRPC's own cost per RPC is dozens).
+// TagRPC starts the RPC's counters and takes the tags a client sent (the
+// grpc-tags-bin header ocgrpc and zgrpc clients send) into the RPC's
+// context. Cost: one allocation, the context that carries the counters
+// (gRPC's own cost per RPC is dozens), plus the tags' decoding when a
+// client sent some.
 func (h *ServerHandler) TagRPC(ctx context.Context, info *grpcstats.RPCTagInfo) context.Context {
-	return tagRPC(ctx, h.Method, info)
+	return tagRPC(ctx, h.Method, info, false)
 }
 
-// TagRPC starts the RPC's counters; see ServerHandler.TagRPC.
+// TagRPC starts the RPC's counters and sends the context's tags to the
+// server (as ocgrpc does, in the grpc-tags-bin header); see
+// ServerHandler.TagRPC.
 func (h *ClientHandler) TagRPC(ctx context.Context, info *grpcstats.RPCTagInfo) context.Context {
-	return tagRPC(ctx, h.Method, info)
+	return tagRPC(ctx, h.Method, info, true)
 }
 
 // HandleRPC counts messages and bytes and records the RPC at its end.

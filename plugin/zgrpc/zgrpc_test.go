@@ -17,6 +17,7 @@ import (
 
 	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/plugin/zgrpc"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -161,4 +162,50 @@ func TestRealTraffic(t *testing.T) {
 		"error.type=CANCELLED,rpc.method=" + watch + ",rpc.response.status_code=CANCELLED,rpc.system.name=grpc":        3,
 		"error.type=UNIMPLEMENTED,rpc.method=" + none + ",rpc.response.status_code=UNIMPLEMENTED,rpc.system.name=grpc": 1,
 	})
+}
+
+// TestTagsPropagate checks that tags in a client's context reach the
+// server's records, as with ocgrpc.
+func TestTagsPropagate(t *testing.T) {
+	tenant := tag.MustNewKey("tenant")
+	v := &view.View{Name: "test/server_by_tenant", Measure: zgrpc.ServerLatency, Aggregation: view.Count(), TagKeys: []tag.Key{tenant, zgrpc.KeyServerStatus}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	sig := &ended{ch: make(chan struct{}, 8)}
+	srv := grpc.NewServer(grpc.StatsHandler(&zgrpc.ServerHandler{}), grpc.StatsHandler(sig))
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Stop()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(&zgrpc.ClientHandler{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tctx, err := tag.New(ctx, tag.Upsert(tenant, "acme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := healthpb.NewHealthClient(conn)
+	for _, c := range []context.Context{tctx, tctx, ctx} {
+		if _, err := client.Check(c, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-sig.ch:
+		case <-ctx.Done():
+			t.Fatal("server RPC did not end")
+		}
+	}
+	viewtest.Equal(t, "test/server_by_tenant", map[string]float64{
+		"grpc_server_status=OK,tenant=acme": 2, "grpc_server_status=OK": 1})
 }
