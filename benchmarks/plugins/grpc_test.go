@@ -4,9 +4,11 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"go.opencensus.io/plugin/ocgrpc"
 	ocview "go.opencensus.io/stats/view"
+	octag "go.opencensus.io/tag"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -18,6 +20,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/zerostat/zerostat/plugin/zgrpc"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -114,4 +117,47 @@ func BenchmarkRPC(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestOcgrpcClientTagsReachZgrpcServer: an ocgrpc client's tags (its
+// grpc-tags-bin header) reach a zgrpc server's records.
+func TestOcgrpcClientTagsReachZgrpcServer(t *testing.T) {
+	tenant := tag.MustNewKey("tenant")
+	v := &view.View{Name: "test/oc_to_z", Measure: zgrpc.ServerLatency, Aggregation: view.Count(), TagKeys: []tag.Key{tenant}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	ln := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer(grpc.StatsHandler(&zgrpc.ServerHandler{}))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(ln)
+	defer srv.Stop()
+	conn, err := grpc.NewClient("passthrough:///bufnet", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
+		grpc.WithStatsHandler(&ocgrpc.ClientHandler{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, err := octag.New(context.Background(), octag.Upsert(octag.MustNewKey("tenant"), "acme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server records at its End, which may follow the client's
+	// return: poll the rows, bounded by the test's own deadline.
+	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if rows, _ := view.RetrieveData("test/oc_to_z"); len(rows) == 1 {
+			if len(rows[0].Tags) != 1 || rows[0].Tags[0].Value != "acme" {
+				t.Fatalf("row %v; want tenant=acme", rows[0].Tags)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("no server row within 30 s")
 }
