@@ -216,3 +216,43 @@ func TestContextTagsRecorded(t *testing.T) {
 	viewtest.Equal(t, "test/by_tenant", map[string]float64{
 		"http.status=200,tenant=a": 1, "http.status=200,tenant=b": 2, "http.status=200": 1})
 }
+
+// cannedRT answers every request with the same response, allocating
+// nothing: what TestTransportAllocs counts is the Transport's.
+type cannedRT struct {
+	resp *http.Response
+	body *strings.Reader
+}
+
+func (c *cannedRT) RoundTrip(*http.Request) (*http.Response, error) {
+	c.body.Reset("ok")
+	c.resp.Body = io.NopCloser(c.body)
+	return c.resp, nil
+}
+
+func TestTransportAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector allocates")
+	}
+	register(t, zhttp.ClientCompletedCount, zhttp.ClientReceivedBytesDistribution)
+	register(t, zhttp.OTelClientViews...)
+	body := strings.NewReader("")
+	base := &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2}, body: body}
+	tr := zhttp.NewTransport(base)
+	req := httptest.NewRequest("GET", "http://example.com/x", nil)
+	buf := make([]byte, 8)
+	bare := testing.AllocsPerRun(200, func() {
+		resp, _ := base.RoundTrip(req)
+		resp.Body.Read(buf)
+		resp.Body.Close()
+	})
+	wrapped := testing.AllocsPerRun(200, func() {
+		resp, _ := tr.RoundTrip(req)
+		resp.Body.Read(buf)
+		resp.Body.Close()
+	})
+	if wrapped-bare != 1 {
+		t.Errorf("allocs per request: %v through the Transport, %v bare; want 1 more (the body wrapper)", wrapped, bare)
+	}
+	viewtest.Equal(t, "opencensus.io/http/client/completed_count", map[string]float64{"http_client_method=GET,http_client_status=200": 201}) // AllocsPerRun: 200 runs and a warm-up
+}
