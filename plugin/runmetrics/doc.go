@@ -17,10 +17,12 @@
 //
 // # Cost
 //
-// Per snapshot: metrics.Read of 15 samples (a few µs; it does not stop
-// the world, unlike runtime.ReadMemStats), the /proc reads (tens of µs),
-// one record per gauge and counter, one weighted record per changed
-// runtime histogram bucket. A failure (an unreadable /proc file, a panic)
+// Per snapshot: metrics.Read of 15 samples (it does not stop the world,
+// unlike runtime.ReadMemStats), the /proc reads, one record per gauge and
+// counter, one weighted record per changed runtime histogram bucket.
+// BenchmarkCollect on the project's 2-core VM (medians of 6, under load):
+// 3.5 µs and 6 allocations per snapshot without the process metrics,
+// 36 µs and 24 allocations with them (the /proc reads). A failure (an unreadable /proc file, a panic)
 // drops only these values of that snapshot and is reported by Err and by
 // selfstats' zerostat/callback_failures{callback="runmetrics"}.
 //

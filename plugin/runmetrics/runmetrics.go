@@ -146,9 +146,10 @@ type Options struct {
 // Enable registers the Go runtime's metrics (GoMetrics) and, unless
 // opts.NoProcess, the process's (ProcessMetrics, on Linux), read when a
 // snapshot is taken: no goroutine polls. Cost per snapshot: one
-// runtime/metrics.Read of 15 to 20 samples (a few µs; it does not stop the
-// world), the process's /proc reads (three small files and one
-// directory listing, tens of µs), and one record per metric. It returns
+// runtime/metrics.Read of 15 to 25 samples (it does not stop the world),
+// the process's /proc reads (two small files and one directory listing),
+// and one record per metric: 3.5 µs without the process metrics, 36 µs
+// with them (BenchmarkCollect; see the package doc). It returns
 // an error if a view cannot be registered (a different view of the same
 // name exists) or Enable was called already without Disable.
 func Enable(opts Options) error {

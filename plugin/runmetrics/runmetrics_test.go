@@ -174,3 +174,25 @@ func TestOpenCensusNames(t *testing.T) {
 		t.Error("client_golang names registered too")
 	}
 }
+
+// BenchmarkCollect is the cost runmetrics adds to each snapshot: one
+// Collect with only its callback registered (goroutine, timer, Read,
+// /proc reads, records). NoProcess=true isolates runtime/metrics.
+func BenchmarkCollect(b *testing.B) {
+	for _, noProc := range []bool{true, false} {
+		name := "process=true"
+		if noProc {
+			name = "process=false"
+		}
+		b.Run(name, func(b *testing.B) {
+			if err := runmetrics.Enable(runmetrics.Options{NoProcess: noProc}); err != nil {
+				b.Fatal(err)
+			}
+			defer runmetrics.Disable()
+			b.ReportAllocs()
+			for b.Loop() {
+				metric.Collect()
+			}
+		})
+	}
+}
