@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,7 +68,7 @@ func (noopHandler) HandleConn(context.Context, grpcstats.ConnStats)             
 // opencensus (ocgrpc, its default views; its tracing at the default
 // sampler), otel (otelgrpc with an SDK MeterProvider, no-op tracer).
 func BenchmarkRPC(b *testing.B) {
-	if err := view.Register(append(append(append([]*view.View{}, zgrpc.DefaultServerViews...), zgrpc.DefaultClientViews...), append(zgrpc.OTelServerViews, zgrpc.OTelClientViews...)...)...); err != nil {
+	if err := view.Register(slices.Concat(zgrpc.DefaultServerViews, zgrpc.DefaultClientViews, zgrpc.OTelServerViews, zgrpc.OTelClientViews)...); err != nil {
 		b.Fatal(err)
 	}
 	if err := ocview.Register(append(append([]*ocview.View{}, ocgrpc.DefaultServerViews...), ocgrpc.DefaultClientViews...)...); err != nil {

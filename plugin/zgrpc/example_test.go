@@ -2,6 +2,7 @@ package zgrpc_test
 
 import (
 	"log"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -13,7 +14,7 @@ import (
 // Serving and calling with ocgrpc's default views (TestRealTraffic runs
 // this set-up against a real server).
 func Example() {
-	if err := view.Register(append(zgrpc.DefaultServerViews, zgrpc.DefaultClientViews...)...); err != nil {
+	if err := view.Register(slices.Concat(zgrpc.DefaultServerViews, zgrpc.DefaultClientViews)...); err != nil {
 		log.Fatal(err)
 	}
 	srv := grpc.NewServer(grpc.StatsHandler(&zgrpc.ServerHandler{}))
