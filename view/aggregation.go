@@ -96,8 +96,10 @@ func Distribution(bounds ...float64) *Aggregation {
 // sum, min, max, mean and sum of squared deviation are the same as
 // Distribution's; only the bucket counts of values equal to a bound
 // differ. Recording costs exactly what Distribution's does (the bound
-// search compares against the next float above each bound). Not in
-// OpenCensus.
+// search compares against the next float above each bound). Unlike
+// Distribution, Register keeps a zero bound (it closes the bucket
+// (-Inf, 0], OpenTelemetry's first default bucket) and accepts negative
+// bounds. Not in OpenCensus.
 func DistributionUpperInclusive(bounds ...float64) *Aggregation {
 	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds, UpperInclusive: true}
 }

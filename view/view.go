@@ -133,15 +133,19 @@ func (v *View) canonicalize() error {
 		}
 	}
 	sort.Float64s(b)
+	upper := v.Aggregation.UpperInclusive
 	for i, x := range b {
-		if x < 0 {
+		if x < 0 && !upper {
 			return fmt.Errorf("view %q: cannot register: bound %v: %w", v.Name, x, ErrNegativeBucketBounds)
 		}
 		if i > 0 && x == b[i-1] {
 			return fmt.Errorf("view %q: cannot register: bucket bound %v is repeated", v.Name, x)
 		}
 	}
-	for len(b) > 0 && b[0] == 0 {
+	// OpenCensus drops zero bounds; under the upper-inclusive rule (not in
+	// OpenCensus) a zero bound closes the bucket (-Inf, 0], OpenTelemetry's
+	// first default bucket, so it stays, and negative bounds are allowed.
+	for len(b) > 0 && b[0] == 0 && !upper {
 		b = b[1:]
 	}
 	if len(b) != len(v.Aggregation.Buckets) {
