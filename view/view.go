@@ -164,6 +164,7 @@ func (a *View) same(b *View) bool {
 	return a == b || (a.Measure.Name() == b.Measure.Name() &&
 		a.Aggregation.Type == b.Aggregation.Type &&
 		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
+		a.Aggregation.UpDown == b.Aggregation.UpDown &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		slices.Equal(a.TagKeys, b.TagKeys))
 }
@@ -234,7 +235,7 @@ func Register(vs ...*View) error {
 		}
 		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
-			Measure: r.measure, Int: isInt}
+			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
 		views[v.Name] = r
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)

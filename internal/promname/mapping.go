@@ -16,6 +16,7 @@ import (
 //	aggregation    Type       Monotonic  Unit             Int
 //	Count          Counter    yes        "1"              yes
 //	Sum            Counter    yes        the measure's    an Int64 measure
+//	UpDownSum      Gauge      no         the measure's    an Int64 measure
 //	LastValue      Gauge      -          the measure's    an Int64 measure
 //	Distribution   Histogram  -          the measure's    -
 //
@@ -57,6 +58,9 @@ func MetricOf(v *core.View) Metric {
 		}
 	case core.KindSum:
 		m.Monotonic = true
+		if v.UpDown { // view.UpDownSum: a non-monotonic sum, a gauge to Prometheus
+			m.Type, m.Monotonic = Gauge, false
+		}
 	case core.KindDistribution:
 		m.Int = false
 		m.UpperInclusive = v.Agg.UpperInclusive()
