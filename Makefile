@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otel gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -36,6 +36,7 @@ vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd otel && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -117,6 +118,12 @@ bench:
 ## skip, once chromium is installed).
 e2e:
 	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) e2e )
+
+## otel: the OpenTelemetry MeterProvider module (its own go.mod: it
+## requires go.opentelemetry.io/otel/metric), plain and under -race.
+otel:
+	cd otel && $(GO) test -json -count=1 ./... | ( $(TESTSUM) otel )
+	cd otel && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otel-race )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/.."
 make=${MAKE:-make}
 export ZEROSTAT_SUMMARY=$(mktemp /tmp/zerostat-summary.XXXXXX)
-steps=(deps check-fmt vet unit race test-386 fuzz bench-module e2e gate)
+steps=(deps check-fmt vet unit race test-386 fuzz bench-module e2e otel gate)
 failed=""
 began=$(date +%s)
 for s in "${steps[@]}"; do
@@ -29,7 +29,7 @@ echo "  tests per module and step (passed / failed / skipped):"
 awk -F'\t' '
   $1 == "tests" {
     mod = $3; sub(/^github.com\/zerostat\/zerostat\/?/, "", mod)
-    if (mod ~ /^benchmarks/) m = "benchmarks"; else if (mod ~ /^e2e/) m = "e2e"; else m = "root"
+    if (mod ~ /^benchmarks/) m = "benchmarks"; else if (mod ~ /^e2e/) m = "e2e"; else if (mod ~ /^otel/) m = "otel"; else m = "root"
     k = $2 " " m; p[k] += $4; f[k] += $5; s[k] += $6; order[k] = 1
     P += $4; F += $5; S += $6
     if ($7 != "") skipped[k] = skipped[k] " " mod ":" $7
