@@ -72,6 +72,7 @@ type inst struct {
 	keys     map[attribute.Key]tag.Key // the view's attribute keys
 	n        int                       // entries in tab (the overflow entry not counted)
 	overflow *entry                    // records of attribute sets past the limit
+	ovf      atomic.Pointer[entry]     // overflow, published for lookup
 	closed   bool
 	warned   map[attribute.Key]bool // keys outside the view, reported once
 	obs      *observable            // observable instruments; guarded by the provider's mu
@@ -130,17 +131,27 @@ func newInst(p *MeterProvider, spec instSpec) *inst {
 // down.
 func (i *inst) lookup(set attribute.Set) *entry {
 	h := distinctHash(&set)
+	if e := i.find(h); e != nil {
+		return e
+	}
+	// Past the limit the table is full for good: new sets go to the
+	// overflow entry without the lock.
+	if e := i.ovf.Load(); e != nil {
+		return e
+	}
+	return i.bind(set, h)
+}
+
+// find returns the entry of the set whose hash is h, nil when it is not
+// bound. Cost: one atomic load and a probe, usually of one slot.
+func (i *inst) find(h uint64) *entry {
 	t := i.tab.Load()
 	for j := h & t.mask; ; j = (j + 1) & t.mask {
 		e := t.slots[j].Load()
-		if e == nil {
-			break
-		}
-		if e.hash == h {
+		if e == nil || e.hash == h {
 			return e
 		}
 	}
-	return i.bind(set, h)
 }
 
 func (i *inst) recordFloat(set attribute.Set, v float64) {
@@ -188,6 +199,7 @@ func (i *inst) bind(set attribute.Set, h uint64) *entry {
 	if limit > 0 && i.n >= limit-1 {
 		if i.overflow == nil {
 			i.overflow = i.newEntry(h, []tag.Mutator{tag.Upsert(view.OverflowKey, "true")})
+			i.ovf.Store(i.overflow)
 		}
 		return i.overflow
 	}
@@ -353,6 +365,7 @@ func (i *inst) close() {
 	v := i.view.Load()
 	i.tab.Store(newTable(1))
 	i.overflow = nil
+	i.ovf.Store(nil)
 	i.mu.Unlock()
 	if v != nil {
 		view.Unregister(v)

@@ -337,3 +337,26 @@ func TestPrometheusScrape(t *testing.T) {
 		}
 	}
 }
+
+// TestFastOptionPath: the one-WithAttributeSet fast path is on for this
+// otel release, and its records land where the API's path puts them
+// (mixed with WithAttributes, several options and an empty set).
+func TestFastOptionPath(t *testing.T) {
+	if !zotel.FastOptionPath() {
+		t.Fatal("the WithAttributeSet fast path is off: the otel release's option layout changed")
+	}
+	p := newProvider(t, zotel.WithAttributeKeys("c", "k", "n"))
+	c, _ := p.Meter("m").Float64Counter("c")
+	h, _ := p.Meter("m").Int64Histogram("h", metric.WithExplicitBucketBoundaries(1))
+	s := attribute.NewSet(attribute.String("k", "a"))
+	c.Add(ctx, 1, metric.WithAttributeSet(s))                                               // binds through the API path
+	c.Add(ctx, 2, metric.WithAttributeSet(s))                                               // fast
+	c.Add(ctx, 4, metric.WithAttributes(attribute.String("k", "a")))                        // API
+	c.Add(ctx, 8, metric.WithAttributeSet(s), metric.WithAttributes(attribute.Int("n", 1))) // merged
+	c.Add(ctx, 16, metric.WithAttributeSet(*attribute.EmptySet()))                          // empty
+	c.Add(ctx, 32, metric.WithAttributeSet(attribute.Set{}))                                // zero Set
+	h.Record(ctx, 1, metric.WithAttributeSet(s))
+	h.Record(ctx, 2, metric.WithAttributeSet(s))
+	check(t, "counter", rowsOf(t, p, "c"), ": 48", "k=a,n=1: 8", "k=a: 7")
+	check(t, "histogram", rowsOf(t, p, "h"), "k=a: n=2 min=1 max=2 sum=3 [1 1]")
+}
