@@ -55,27 +55,15 @@ func optHash(p unsafe.Pointer) (uint64, unsafe.Pointer) {
 	return *(*uint64)(f.data), f.tab
 }
 
-// addHash returns the hash of the attribute set of opts when opts is one
-// WithAttributeSet option of a non-empty set.
-func addHash(opts []metric.AddOption) (uint64, bool) {
-	if len(opts) != 1 || addOptTab == nil {
+// oneSetHash returns the hash of the attribute set of opts when opts is
+// one WithAttributeSet option (of the interface type whose type word for
+// that option is tab) of a non-empty set.
+func oneSetHash[O any](opts []O, tab unsafe.Pointer) (uint64, bool) {
+	if len(opts) != 1 || tab == nil {
 		return 0, false
 	}
 	f := (*iface)(unsafe.Pointer(&opts[0]))
-	if f.tab != addOptTab {
-		return 0, false
-	}
-	h := *(*uint64)(f.data)
-	return h, h != 0
-}
-
-// recordHash is addHash for RecordOptions.
-func recordHash(opts []metric.RecordOption) (uint64, bool) {
-	if len(opts) != 1 || recOptTab == nil {
-		return 0, false
-	}
-	f := (*iface)(unsafe.Pointer(&opts[0]))
-	if f.tab != recOptTab {
+	if f.tab != tab {
 		return 0, false
 	}
 	h := *(*uint64)(f.data)

@@ -154,18 +154,6 @@ func (i *inst) find(h uint64) *entry {
 	}
 }
 
-func (i *inst) recordFloat(set attribute.Set, v float64) {
-	if e := i.lookup(set); e != nil {
-		e.f.Record(v)
-	}
-}
-
-func (i *inst) recordInt(set attribute.Set, v int64) {
-	if e := i.lookup(set); e != nil {
-		e.i.Record(v)
-	}
-}
-
 // bind is lookup's slow path: it registers the view if it is the first
 // measurement, then binds set, or returns the overflow entry when the
 // instrument holds its limit of attribute sets.

@@ -34,7 +34,7 @@ func (m *Meter) Int64Counter(name string, opts ...metric.Int64CounterOption) (me
 	if err != nil {
 		return noopI64Counter, err
 	}
-	return &int64Counter{i: i}, nil
+	return &syncInst[int64]{i: i}, nil
 }
 
 // Int64UpDownCounter returns the up-down counter named name: a
@@ -45,7 +45,7 @@ func (m *Meter) Int64UpDownCounter(name string, opts ...metric.Int64UpDownCounte
 	if err != nil {
 		return noopI64UpDown, err
 	}
-	return &int64UpDownCounter{i: i}, nil
+	return &syncInst[int64]{i: i}, nil
 }
 
 // Int64Histogram returns the histogram named name: an explicit-bucket
@@ -57,7 +57,7 @@ func (m *Meter) Int64Histogram(name string, opts ...metric.Int64HistogramOption)
 	if err != nil {
 		return noopI64Hist, err
 	}
-	return &int64Histogram{i: i}, nil
+	return &syncInst[int64]{i: i}, nil
 }
 
 // Int64Gauge returns the gauge named name: the last value recorded.
@@ -67,7 +67,7 @@ func (m *Meter) Int64Gauge(name string, opts ...metric.Int64GaugeOption) (metric
 	if err != nil {
 		return noopI64Gauge, err
 	}
-	return &int64Gauge{i: i}, nil
+	return &syncInst[int64]{i: i}, nil
 }
 
 // Float64Counter returns the counter named name: a monotonic sum.
@@ -77,7 +77,7 @@ func (m *Meter) Float64Counter(name string, opts ...metric.Float64CounterOption)
 	if err != nil {
 		return noopF64Counter, err
 	}
-	return &float64Counter{i: i}, nil
+	return &syncInst[float64]{i: i}, nil
 }
 
 // Float64UpDownCounter returns the up-down counter named name.
@@ -87,7 +87,7 @@ func (m *Meter) Float64UpDownCounter(name string, opts ...metric.Float64UpDownCo
 	if err != nil {
 		return noopF64UpDown, err
 	}
-	return &float64UpDownCounter{i: i}, nil
+	return &syncInst[float64]{i: i}, nil
 }
 
 // Float64Histogram returns the histogram named name; see Int64Histogram.
@@ -97,7 +97,7 @@ func (m *Meter) Float64Histogram(name string, opts ...metric.Float64HistogramOpt
 	if err != nil {
 		return noopF64Hist, err
 	}
-	return &float64Histogram{i: i}, nil
+	return &syncInst[float64]{i: i}, nil
 }
 
 // Float64Gauge returns the gauge named name.
@@ -107,7 +107,7 @@ func (m *Meter) Float64Gauge(name string, opts ...metric.Float64GaugeOption) (me
 	if err != nil {
 		return noopF64Gauge, err
 	}
-	return &float64Gauge{i: i}, nil
+	return &syncInst[float64]{i: i}, nil
 }
 
 // Observable instruments.
@@ -122,22 +122,12 @@ type observable struct {
 }
 
 func (o *observable) observe(set attribute.Set, v float64) {
-	switch o.i.spec.kind {
-	case KindObservableGauge:
-		if o.i.spec.isInt {
-			o.i.recordInt(set, int64(v))
-		} else {
-			o.i.recordFloat(set, v)
-		}
-		return
+	if o.i.spec.kind != KindObservableGauge {
+		h := distinctHash(&set)
+		v, o.last[h] = v-o.last[h], v
 	}
-	h := distinctHash(&set)
-	d := v - o.last[h]
-	o.last[h] = v
-	if o.i.spec.isInt {
-		o.i.recordInt(set, int64(d))
-	} else {
-		o.i.recordFloat(set, d)
+	if e := o.i.lookup(set); e != nil {
+		record(e, v)
 	}
 }
 
