@@ -145,6 +145,9 @@ func TestSyncInstruments(t *testing.T) {
 // TestSameInstrument: asking again (from any meter) returns the same
 // instrument; a different definition under the name is an error.
 func TestSameInstrument(t *testing.T) {
+	h := &handler{}
+	otelglobal.SetErrorHandler(h)
+	defer otelglobal.SetErrorHandler(otelglobal.ErrorHandlerFunc(func(error) {}))
 	p := newProvider(t)
 	a, err1 := p.Meter("a").Int64Counter("x", metric.WithUnit("s"))
 	b, err2 := p.Meter("b").Int64Counter("x", metric.WithUnit("s"))
@@ -162,6 +165,11 @@ func TestSameInstrument(t *testing.T) {
 	}
 	if _, err := p.Meter("a").Int64Histogram("h", metric.WithExplicitBucketBoundaries(2, 1)); err != nil {
 		t.Errorf("bad advisory boundaries: %v; want the defaults used and the error handled", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.errs) != 1 || !strings.Contains(h.errs[0].Error(), "not strictly increasing") {
+		t.Errorf("handled errors %v; want the boundaries' error", h.errs)
 	}
 }
 
