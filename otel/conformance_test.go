@@ -9,6 +9,7 @@ package otel_test
 // max, values (floats to 1e-9 relative).
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -516,6 +517,7 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 	pairs = append(pairs, wide)
 
 	r := rand.New(rand.NewPCG(seed, 15))
+	obs := newObservables(t, r, sdkP.Meter("conformance"), zsP.Meter("conformance"))
 	h := &history{lastGauge: map[string]float64{}, lifeMin: map[string]float64{}}
 	for round := range 4 {
 		for range 3000 {
@@ -524,6 +526,10 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 			v := value(r, p)
 			record(p.sdkI, v, set)
 			record(p.zsI, v, set)
+		}
+		obs.advance(r)
+		if err := zsP.Collect(ctx); err != nil {
+			t.Fatal(err)
 		}
 		var rm metricdata.ResourceMetrics
 		if err := reader.Collect(ctx, &rm); err != nil {
@@ -534,6 +540,11 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 		if errs := diff(want, got, temporality == "delta", h); len(errs) > 0 {
 			t.Fatalf("round %d: %d differences, the first:\n%s", round, len(errs), strings.Join(errs[:min(len(errs), 8)], "\n"))
 		}
+		for _, n := range []string{"o.i.counter", "o.i.gauge", "o.f.updowncounter", "o.f.gauge"} {
+			if m := want[n]; m == nil || len(m.points) != len(obs.sets) && !(n == "o.i.counter" && temporality == "delta") {
+				t.Fatalf("round %d: the SDK's %s: %+v; want %d points", round, n, m, len(obs.sets))
+			}
+		}
 		if n := len(want["wide"].points); wantWide > 0 && n != wantWide {
 			t.Fatalf("round %d: the wide instrument has %d points; want the limit, %d", round, n, wantWide)
 		}
@@ -541,12 +552,78 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 	t.Logf("%d points or fields differed as documented (see history)", h.allowed)
 }
 
+// observables are observable instruments in both SDKs whose callbacks
+// report the same values: cumulative totals (counters), a random walk
+// (up-down counters) and random levels (gauges), for a fixed list of
+// attribute sets each collection.
+type observables struct {
+	sets   []attribute.Set
+	totals [2][]float64 // int counter, float up-down counter
+	levels [2][]float64 // int gauge, float gauge
+}
+
+func newObservables(t *testing.T, r *rand.Rand, sdkM, zsM metric.Meter) *observables {
+	t.Helper()
+	o := &observables{}
+	for range 6 {
+		o.sets = append(o.sets, attrsOf(r, false))
+	}
+	slices.SortFunc(o.sets, func(a, b attribute.Set) int {
+		return strings.Compare(a.Encoded(attribute.DefaultEncoder()), b.Encoded(attribute.DefaultEncoder()))
+	})
+	o.sets = slices.CompactFunc(o.sets, func(a, b attribute.Set) bool { return a.Equals(&b) })
+	for i := range o.totals {
+		o.totals[i] = make([]float64, len(o.sets))
+		o.levels[i] = make([]float64, len(o.sets))
+	}
+	for _, m := range []metric.Meter{sdkM, zsM} {
+		_, err1 := m.Int64ObservableCounter("o.i.counter", metric.WithUnit("1"), metric.WithInt64Callback(func(_ context.Context, ob metric.Int64Observer) error {
+			for i, s := range o.sets {
+				ob.Observe(int64(o.totals[0][i]), metric.WithAttributeSet(s))
+			}
+			return nil
+		}))
+		_, err2 := m.Int64ObservableGauge("o.i.gauge", metric.WithInt64Callback(func(_ context.Context, ob metric.Int64Observer) error {
+			for i, s := range o.sets {
+				ob.Observe(int64(o.levels[0][i]), metric.WithAttributeSet(s))
+			}
+			return nil
+		}))
+		ud, err3 := m.Float64ObservableUpDownCounter("o.f.updowncounter")
+		g, err4 := m.Float64ObservableGauge("o.f.gauge", metric.WithDescription("levels"))
+		_, err5 := m.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+			for i, s := range o.sets {
+				ob.ObserveFloat64(ud, o.totals[1][i], metric.WithAttributeSet(s))
+				ob.ObserveFloat64(g, o.levels[1][i], metric.WithAttributeSet(s))
+			}
+			return nil
+		}, ud, g)
+		for _, err := range []error{err1, err2, err3, err4, err5} {
+			if err != nil {
+				t.Fatalf("creating the observable instruments: %v", err)
+			}
+		}
+	}
+	return o
+}
+
+// advance draws the values the callbacks report next.
+func (o *observables) advance(r *rand.Rand) {
+	for i := range o.sets {
+		o.totals[0][i] += float64(r.IntN(4)) // sometimes unchanged
+		o.totals[1][i] += r.NormFloat64() * 10
+		o.levels[0][i] = float64(r.IntN(200) - 100)
+		o.levels[1][i] = r.NormFloat64() * 50
+	}
+}
+
 // declareKeys declares the workload's attribute keys for every
 // instrument: its measurements use random subsets of them.
 func declareKeys() []zotel.Option {
 	var opts []zotel.Option
 	for _, n := range []string{"i.counter", "i.updowncounter", "i.histogram", "i.histogram.advisory", "i.gauge",
-		"f.counter", "f.updowncounter", "f.histogram", "f.histogram.advisory", "f.gauge"} {
+		"f.counter", "f.updowncounter", "f.histogram", "f.histogram.advisory", "f.gauge",
+		"o.i.counter", "o.i.gauge", "o.f.updowncounter", "o.f.gauge"} {
 		opts = append(opts, zotel.WithAttributeKeys(n, confKeys...))
 	}
 	return opts
