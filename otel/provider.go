@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -75,14 +76,13 @@ type MeterProvider struct {
 	cbs      []*callbackReg
 	shutdown bool
 
-	collectMu sync.Mutex // serialises Collect
+	collectMu sync.Mutex  // serialises Collect
+	down      atomic.Bool // shutdown, for lock-free readers
 }
 
-func (p *MeterProvider) isShutdown() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.shutdown
-}
+// isShutdown reports whether Shutdown was called. Cost: one atomic load
+// (Enabled calls it).
+func (p *MeterProvider) isShutdown() bool { return p.down.Load() }
 
 var (
 	noopI64Counter = noop.Int64Counter{}
@@ -146,6 +146,7 @@ func (p *MeterProvider) Shutdown(context.Context) error {
 		return nil
 	}
 	p.shutdown = true
+	p.down.Store(true)
 	insts := slices.Clone(p.order)
 	p.cbs = nil
 	p.mu.Unlock()
