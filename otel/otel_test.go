@@ -307,6 +307,41 @@ func TestInstrumentsConcurrentSafe(t *testing.T) {
 	}
 }
 
+// TestBindConcurrentSafe: goroutines bind hundreds of new sets at once
+// (the table grows under readers) and cross the cardinality limit; every
+// measurement is counted once, in its set's point or the overflow point.
+func TestBindConcurrentSafe(t *testing.T) {
+	p := newProvider(t, zotel.WithCardinalityLimit(501))
+	c, _ := p.Meter("m").Int64Counter("c")
+	const workers, each, sets = 4, 3000, 700
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range each {
+				c.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.Int("k", (i*7+w)%sets))))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	rows, _ := view.RetrieveData(p.ViewName("c"))
+	var total, overflow int64
+	for _, r := range rows {
+		v := int64(r.Data.(*view.SumData).Value)
+		total += v
+		if len(r.Tags) == 1 && r.Tags[0].Key == view.OverflowKey {
+			overflow = v
+		}
+	}
+	if total != workers*each || len(rows) != 501 || overflow == 0 {
+		t.Errorf("total %d over %d rows (overflow %d); want %d over 500 sets and the overflow point", total, len(rows), overflow, workers*each)
+	}
+}
+
 // TestPrometheusScrape: the instruments are exported by zerostat's
 // Prometheus handler with OTel's types (a counter, an up-down counter as a
 // gauge, a histogram with le buckets).
