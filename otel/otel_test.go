@@ -322,7 +322,7 @@ func TestBindConcurrentSafe(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := range each {
-				c.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.Int("k", (i*7+w)%sets))))
+				c.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.Int("k", (i*13+w)%sets))))
 			}
 		}()
 	}
