@@ -42,8 +42,11 @@ type config struct {
 func WithCardinalityLimit(n int) Option { return func(c *config) { c.limit = n } }
 
 // WithViewPrefix puts prefix before each instrument's name to name its
-// zerostat view (view names are process-wide; OTel instrument names are
-// per provider). The default is no prefix.
+// zerostat view. View names are process-wide, OTel instrument names per
+// provider: two providers in one process need different prefixes (or
+// different instrument names), or the second's instrument fails to
+// register its view, or, defined identically, shares the first's. The
+// default is no prefix.
 func WithViewPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithAttributeKeys declares the attribute keys of the instrument named
