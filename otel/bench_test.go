@@ -9,6 +9,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	zotel "github.com/zerostat/zerostat/otel"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
 )
 
 // BenchmarkAdd is the record path's micro-benchmark (the side-by-side rows
@@ -82,4 +85,37 @@ func BenchmarkAttributesAB(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHistogramVsHandle: a histogram Record with WithAttributeSet
+// beside the zerostat handle it ends in (same bounds, same values).
+func BenchmarkHistogramVsHandle(b *testing.B) {
+	p := zotel.NewMeterProvider(zotel.WithViewPrefix("hvh."))
+	defer p.Shutdown(ctx)
+	h, _ := p.Meter("m").Float64Histogram("h")
+	rec := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("method", "v0"), attribute.String("status", "v1")))}
+	m := stats.Float64("hvh.handle", "", "")
+	k1, k2 := tag.MustNewKey("method"), tag.MustNewKey("status")
+	if err := view.Register(&view.View{Name: "hvh.handle", Measure: m, TagKeys: []tag.Key{k1, k2},
+		Aggregation: view.DistributionUpperInclusive(zotel.DefaultBoundaries...)}); err != nil {
+		b.Fatal(err)
+	}
+	tctx, _ := tag.New(ctx, tag.Upsert(k1, "v0"), tag.Upsert(k2, "v1"))
+	hd := m.Bind(tag.FromContext(tctx))
+	b.Run("otel", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			h.Record(ctx, float64(i&1023), rec...)
+			i++
+		}
+	})
+	b.Run("handle", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			hd.Record(float64(i & 1023))
+			i++
+		}
+	})
 }
