@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -40,6 +40,7 @@ vet:
 	cd bridge/opencensus && $(GO) vet ./...
 	cd collector && $(GO) vet ./...
 	cd plugin/zgrpc && $(GO) vet ./...
+	cd otel && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -88,7 +89,7 @@ bench-module:
 # bound handles too), the floor, OpenCensus and Prometheus, and the
 # per-request rows of 1 and 8 counters (-count=6 for the statistics), one export for its
 # allocation budget, and records while an exporter faces each fault.
-GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new)$$
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new|otel|otel_attrset|zerostat_otel|zerostat_otel_attrset)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
 ## A failed measurement or a broken rule is measured once more before the
@@ -145,6 +146,12 @@ collector:
 ## root module): real gRPC traffic on 127.0.0.1, under -race.
 zgrpc:
 	cd plugin/zgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) zgrpc )
+
+## otel: the OpenTelemetry MeterProvider module (its own go.mod: it
+## requires go.opentelemetry.io/otel/metric), plain and under -race.
+otel:
+	cd otel && $(GO) test -json -count=1 ./... | ( $(TESTSUM) otel )
+	cd otel && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otel-race )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

@@ -132,15 +132,19 @@ func (v *View) canonicalize() error {
 		}
 	}
 	sort.Float64s(b)
+	upper := v.Aggregation.UpperInclusive
 	for i, x := range b {
-		if x < 0 {
+		if x < 0 && !upper {
 			return fmt.Errorf("view %q: cannot register: bound %v: %w", v.Name, x, ErrNegativeBucketBounds)
 		}
 		if i > 0 && x == b[i-1] {
 			return fmt.Errorf("view %q: cannot register: bucket bound %v is repeated", v.Name, x)
 		}
 	}
-	for len(b) > 0 && b[0] == 0 {
+	// OpenCensus drops zero bounds; under the upper-inclusive rule (not in
+	// OpenCensus) a zero bound closes the bucket (-Inf, 0], OpenTelemetry's
+	// first default bucket, so it stays, and negative bounds are allowed.
+	for len(b) > 0 && b[0] == 0 && !upper {
 		b = b[1:]
 	}
 	if len(b) != len(v.Aggregation.Buckets) {
@@ -159,6 +163,7 @@ func (a *View) same(b *View) bool {
 	return a == b || (a.Measure.Name() == b.Measure.Name() &&
 		a.Aggregation.Type == b.Aggregation.Type &&
 		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
+		a.Aggregation.UpDown == b.Aggregation.UpDown &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		slices.Equal(a.TagKeys, b.TagKeys))
 }
@@ -235,7 +240,7 @@ func (w *worker) Register(views ...*View) error {
 		}
 		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
-			Measure: r.measure, Int: isInt}
+			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
 	}

@@ -650,3 +650,28 @@ func TestIssue11BucketRule(t *testing.T) {
 		t.Error("registering rule/oc again with the other bucket rule succeeded")
 	}
 }
+
+// TestIssue15UpperInclusiveZeroBound: DistributionUpperInclusive keeps a
+// zero bound (OTel's first default bucket (-Inf, 0]) and accepts negative
+// bounds; Distribution still drops zero and rejects negatives (OpenCensus).
+func TestIssue15UpperInclusiveZeroBound(t *testing.T) {
+	m := stats.Float64("agg/zerobound", "", "")
+	up := &view.View{Name: "zero/upper", Measure: m, Aggregation: view.DistributionUpperInclusive(-1, 0, 5)}
+	oc := &view.View{Name: "zero/oc", Measure: m, Aggregation: view.Distribution(0, 5)}
+	register(t, up, oc)
+	for _, v := range []float64{-2, -1, -0.5, 0, 0.5, 5, 6} {
+		stats.Record(context.Background(), m.M(v))
+	}
+	d := rows(t, "zero/upper")[0].Data.(*view.DistributionData)
+	if got := fmt.Sprint(d.Bounds(), d.CountPerBucket); got != "[-1 0 5] [2 2 2 1]" {
+		t.Errorf("zero/upper: bounds and buckets %s; want [-1 0 5] [2 2 2 1]", got)
+	}
+	d = rows(t, "zero/oc")[0].Data.(*view.DistributionData)
+	if got := fmt.Sprint(d.Bounds(), d.CountPerBucket); got != "[5] [5 2]" {
+		t.Errorf("zero/oc: bounds and buckets %s; want [5] [5 2]", got)
+	}
+	err := view.Register(&view.View{Name: "zero/neg", Measure: m, Aggregation: view.Distribution(-1, 5)})
+	if !errors.Is(err, view.ErrNegativeBucketBounds) {
+		t.Errorf("Distribution(-1, 5): %v; want ErrNegativeBucketBounds", err)
+	}
+}

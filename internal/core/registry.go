@@ -20,6 +20,9 @@ type View struct {
 	// (stats.Int64), whose sums and last values export as integers.
 	Measure *Measure
 	Int     bool
+	// UpDown marks a sum that may go down (view.UpDownSum): a gauge or a
+	// non-monotonic sum to exporters, never a counter.
+	UpDown bool
 
 	NameID, DescriptionID, UnitID uint32
 	KeyIDs                        []uint32 // ids of Keys

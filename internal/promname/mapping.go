@@ -16,6 +16,7 @@ import (
 //	aggregation    Type       Monotonic  Unit             Int
 //	Count          Counter    yes        "1"              yes
 //	Sum            Counter    yes        the measure's    an Int64 measure
+//	UpDownSum      Gauge      no         the measure's    an Int64 measure
 //	LastValue      Gauge      -          the measure's    an Int64 measure
 //	Distribution   Histogram  -          the measure's    -
 //
@@ -48,7 +49,7 @@ type Metric struct {
 // MetricOf maps view v. Set-up cost: a few string operations.
 func MetricOf(v *core.View) Metric {
 	d := Desc{Kind: v.Agg.Kind(), Unit: v.Unit, Description: v.Description, Int: v.Int,
-		UpperInclusive: v.Agg.UpperInclusive()}
+		UpperInclusive: v.Agg.UpperInclusive(), UpDown: v.UpDown}
 	if ms := v.Measure; ms != nil {
 		d.MeasureName, d.MeasureDescription = ms.Name, ms.Description
 	}
@@ -65,6 +66,7 @@ type Desc struct {
 	Int                             bool   // the view's measure is an Int64 one
 	MeasureName, MeasureDescription string // "" when unknown
 	UpperInclusive                  bool
+	UpDown                          bool // a Sum that may go down (view.UpDownSum)
 }
 
 // Metric maps d: the rules of MetricOf. Cost: a few string operations.
@@ -78,6 +80,9 @@ func (d Desc) Metric() Metric {
 		}
 	case core.KindSum:
 		m.Monotonic = true
+		if d.UpDown { // view.UpDownSum: a non-monotonic sum, a gauge to Prometheus
+			m.Type, m.Monotonic = Gauge, false
+		}
 	case core.KindDistribution:
 		m.Int = false
 		m.UpperInclusive = d.UpperInclusive
