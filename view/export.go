@@ -53,19 +53,35 @@ func RegisterExporter(e Exporter) {
 	}
 }
 
-// UnregisterExporter removes e. It does not wait for an export in progress.
+// UnregisterExporter removes e and waits for a report in progress (a
+// periodic one, or Unregister's final one) to return, as OpenCensus does:
+// once it returns, no report calls e, so e can be closed. It must not be
+// called from an ExportView (it would wait for itself). Safe for
+// concurrent use.
 func UnregisterExporter(e Exporter) {
+	if !removeExporter(e) {
+		return
+	}
+	// A report that loaded the set before the removal may still call e:
+	// reports hold reportMu throughout, so taking it waits them out.
+	reportMu.Lock()
+	reportMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+}
+
+// removeExporter removes e from the set and reports whether it was there.
+func removeExporter(e Exporter) bool {
 	expMu.Lock()
 	defer expMu.Unlock()
 	i := indexOf(expSet, e)
 	if i < 0 {
-		return
+		return false
 	}
 	expSet = slices.Delete(slices.Clone(expSet), i, i+1)
 	if len(expSet) == 0 && loopStop != nil {
 		close(loopStop)
 		loopStop, loopReset = nil, nil
 	}
+	return true
 }
 
 // SetReportingPeriod sets how often the exporters receive view data; d <= 0
