@@ -164,7 +164,9 @@ func (t *Tracker) End() {
 // reports whether the series has anything to say: with delta temporality,
 // a series that did not change is left out (a last value always has
 // something to say). With st, a series found unchanged st's eviction
-// threshold times in a row is evicted. It does not allocate once st has
+// threshold times in a row is evicted; a last value, and a sum whose total
+// is non-finite, are never found unchanged (a record cannot be seen in
+// them), so never evicted. It does not allocate once st has
 // grown to the series' ID, except to evict.
 func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values) bool {
 	*out = Values{FirstRead: true}
@@ -199,15 +201,27 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		changed, say = out.Count != 0, out.Count != 0
 	case core.KindSum:
 		v := s.ReadSum()
-		out.Sum = v - math.Float64frombits(prev[0])
 		changed = math.Float64bits(v) != prev[0]
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			// A non-finite total absorbs every later record (Inf+x = Inf),
+			// so a change cannot be seen and an interval's sum cannot be
+			// known: the total itself is sent when it changes (the
+			// interval it became non-finite, or flipped sign or to NaN),
+			// never Inf-Inf = NaN every cycle, and the series is never
+			// judged idle (it may be recorded every interval).
+			out.Sum, say = v, changed
+			changed = true
+		} else {
+			out.Sum = v - math.Float64frombits(prev[0])
+			say = out.Sum != 0
+		}
 		prev[0] = math.Float64bits(v)
-		say = out.Sum != 0
 	case core.KindLastValue:
+		// A last value is a state, not a change: it is always sent and
+		// never idle, so a constant gauge (build_info 1) is never evicted.
 		out.Last = s.ReadLast()
-		changed = math.Float64bits(out.Last) != prev[0]
 		prev[0] = math.Float64bits(out.Last)
-		say = true
+		changed, say = true, true
 	default:
 		d := s.ReadDist(buckets)
 		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
