@@ -79,9 +79,11 @@ type encoder struct {
 	// The payload being written.
 	seq       uint64
 	part      uint64
-	start     time.Time
+	start     time.Time // delta: the interval's start (the previous export's end)
 	end       time.Time
-	lastOff   int // offset of the header's "last" bool
+	payStart  time.Time // the payload's header.start (see beginView)
+	startOff  int       // offset of the header's start, patched by endPayload
+	lastOff   int       // offset of the header's "last" bool
 	viewsOff  int // offset of the views array32 header
 	nViews    uint32
 	points    int // rows in the payload being written
@@ -121,7 +123,11 @@ func (e *encoder) beginPayload() {
 	b := msgpack.AppendArrayHeader(e.buf, wire.EnvelopeLen)
 	b = msgpack.AppendUint(b, wire.Version)
 	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
-	b = msgpack.AppendTime(b, e.start)
+	// header.start depends on the payload's views: written in the fixed
+	// 96-bit form and patched when the payload ends.
+	e.startOff = len(b)
+	e.payStart = e.start
+	b = msgpack.AppendTime96(b, e.start)
 	b = msgpack.AppendTime(b, e.end)
 	b = msgpack.AppendUint(b, uint64(e.temporality))
 	b = msgpack.AppendUint(b, e.seq)
@@ -142,6 +148,7 @@ func (e *encoder) beginPayload() {
 // next beginPayload.
 func (e *encoder) endPayload(last bool) []byte {
 	msgpack.PatchArray32(e.buf, e.viewsOff, e.nViews)
+	msgpack.PatchTime96(e.buf, e.startOff, e.payStart)
 	if last {
 		e.buf[e.lastOff] = msgpack.True
 	}
@@ -157,8 +164,16 @@ func (e *encoder) endPayload(last bool) []byte {
 }
 
 // beginView writes v's header and returns the offset of its rows header.
-func (e *encoder) beginView(v *core.View) int {
+// It moves the payload's header.start back to v's start when v's values
+// began before it: in a cumulative payload, header.start is the earliest
+// start of its views; in a delta one, the interval's start, or the view's
+// start if this is the first read of the view (its values then cover its
+// whole life). A caller that drops the view again restores payStart.
+func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	a := v.Agg
+	if s := a.Start(); (e.delta == nil || st.First()) && s.Before(e.payStart) {
+		e.payStart = s
+	}
 	b := msgpack.AppendArrayHeader(e.buf, wire.ViewLen)
 	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
 	b = msgpack.AppendUint(b, uint64(e.str(v.DescriptionID)))
@@ -223,12 +238,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	e.end = end
 	e.start = start
 	if e.temporality == wire.Cumulative {
-		e.start = end
-		for _, v := range views {
-			if s := v.Agg.Start(); s.Before(e.start) {
-				e.start = s
-			}
-		}
+		e.start = end // moved back by each view written (beginView)
 	}
 	e.beginPayload()
 	e.delta.Begin()
@@ -252,8 +262,8 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		rows := e.series[base:]
 		e.strs = core.Interned() // after the series: holds their values
 
-		viewMark, tabMark := len(e.buf), len(e.tab.order)
-		rowsOff := e.beginView(v)
+		viewMark, tabMark, startMark := len(e.buf), len(e.tab.order), e.payStart
+		rowsOff := e.beginView(v, st)
 		var nRows uint32
 		// The rows, then the overflow row (written as the view's last
 		// element; nil when there is none or in a part that ends early).
@@ -278,6 +288,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 						e.buf = e.buf[:viewMark]
 						e.tab.rollback(tabMark, e.strs)
 						e.nViews--
+						e.payStart = startMark
 						break
 					}
 					e.buf = msgpack.AppendNil(e.buf)
@@ -305,6 +316,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				e.buf = e.buf[:viewMark]
 				e.tab.rollback(tabMark, e.strs)
 				e.nViews--
+				e.payStart = startMark
 			} else {
 				e.buf = e.buf[:rowMark]
 				e.tab.rollback(rowTab, e.strs)
@@ -317,8 +329,8 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				return err
 			}
 			e.beginPayload()
-			viewMark, tabMark = len(e.buf), len(e.tab.order)
-			rowsOff = e.beginView(v)
+			viewMark, tabMark, startMark = len(e.buf), len(e.tab.order), e.payStart
+			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
 				e.appendRow(kind, vids, &rv)
 				break
