@@ -84,7 +84,7 @@ type encoder struct {
 	payStart  time.Time // the payload's header.start (see beginView)
 	startOff  int       // offset of the header's start, patched by endPayload
 	lastOff   int       // offset of the header's "last" bool
-	viewsOff  int // offset of the views array32 header
+	viewsOff  int       // offset of the views array32 header
 	nViews    uint32
 	points    int // rows in the payload being written
 	oversized int // payloads that exceeded maxBytes (a single row too large)

@@ -321,7 +321,7 @@ func TestStaleCacheTakesNoLock(t *testing.T) {
 	a.RecordMap(m, 1) // m caches x's series
 	a.AppendSeries(nil)[0].Evict()
 	r.Ack(a.SealSeq())
-	a.Sweep() // x's series freed; m still points at it
+	a.Sweep()                         // x's series freed; m still points at it
 	a.RecordTags(tagsOf("k", "y"), 1) // y takes the only row
 	a.RecordTags(tagsOf("k", "z"), 1) // the overflow series exists
 	if a.Len() != 1 || a.Overflowed() != 1 {
