@@ -196,10 +196,15 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 }
 
 // appendRow writes a row: vids (the tag values; none for the overflow
-// row), then the data.
-func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
+// row), then the data, then start when it is not zero (a cumulative row
+// whose series may restart a freed one's values: see core.Series.AfterFree).
+func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values, start time.Time) {
 	e.points++
-	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
+	n := wire.RowLen(wire.Aggregation(kind), len(vids))
+	if !start.IsZero() {
+		n++
+	}
+	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(n))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
 	}
@@ -222,6 +227,9 @@ func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
 		for _, c := range e.buckets {
 			b = msgpack.AppendUint(b, uint64(c))
 		}
+	}
+	if !start.IsZero() {
+		b = msgpack.AppendTime(b, start)
 	}
 	e.buf = b
 }
@@ -270,12 +278,16 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		rowsDone := false
 		for i := 0; i <= len(rows); i++ {
 			var vids []uint32
+			var start time.Time
 			if i < len(rows) {
 				s := rows[i]
 				if !delta.Read(kind, s, st, e.buckets, &rv) {
 					continue
 				}
 				vids = s.ValueIDs()
+				if e.delta == nil && s.AfterFree() {
+					start = s.Start()
+				}
 			} else {
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true
@@ -296,7 +308,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				}
 			}
 			rowMark, rowTab := len(e.buf), len(e.tab.order)
-			e.appendRow(kind, vids, &rv)
+			e.appendRow(kind, vids, &rv, start)
 			// A row must leave room for the view's overflow slot (a nil
 			// when it has none), which follows the rows.
 			need := e.size()
@@ -332,10 +344,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			viewMark, tabMark, startMark = len(e.buf), len(e.tab.order), e.payStart
 			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
-				e.appendRow(kind, vids, &rv)
+				e.appendRow(kind, vids, &rv, start)
 				break
 			}
-			e.appendRow(kind, vids, &rv)
+			e.appendRow(kind, vids, &rv, start)
 			nRows = 1
 		}
 		st.Done() // every series of the view read: acknowledge its seals

@@ -8,6 +8,7 @@ import (
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -85,4 +86,79 @@ func viewStart(t *testing.T, name string) time.Time {
 	}
 	t.Fatalf("view %s not registered", name)
 	return time.Time{}
+}
+
+// TestRecreatedRowCarriesItsStart: after a series is evicted and its tags
+// recorded again, its cumulative count restarts (5 -> 1); the cumulative
+// payload gives that row its own start, so a backend sees a reset, not a
+// decrease (issue 12, item 4: the payload kept only the view's start).
+// Rows never re-created carry none.
+func TestRecreatedRowCarriesItsStart(t *testing.T) {
+	m := stats.Int64("recreated/m", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	ctxOf := func(route string) context.Context {
+		ctx, err := tag.New(context.Background(), tag.Upsert(keyRoute, route))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctx
+	}
+	again, steady := ctxOf("/again"), ctxOf("/steady")
+	for range 5 {
+		stats.Record(again, m.M(1))
+	}
+	var c collect
+	cum, err := New(c.sink(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := New(FuncSink(func(context.Context, Payload) error { return nil }), Options{Temporality: Delta, EvictIdleAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // reads the records, seals the idle series, frees it
+		stats.Record(steady, m.M(1)) // never idle
+		if err := ev.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (Not stopped: Stop's final export would find /steady idle.)
+	stats.Record(again, m.M(1))
+	if err := cum.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var w *wire.View
+	for i := range c.payloads[0].Views {
+		if c.payloads[0].Views[i].Name == v.Name {
+			w = &c.payloads[0].Views[i]
+		}
+	}
+	if w == nil {
+		t.Fatal("view not exported")
+	}
+	rows, _ := view.RetrieveData(v.Name)
+	starts := map[string]time.Time{}
+	for _, r := range rows {
+		starts[r.Tags[0].Value] = r.Data.(*view.CountData).Start
+	}
+	for i, r := range w.Rows {
+		switch r.Values[0] {
+		case "/again":
+			if r.Count != 1 || !w.RowStart(i).Equal(starts["/again"]) || !w.RowStart(i).After(w.Start) {
+				t.Errorf("re-created row: count %d since %v; want 1 since its series' start %v (view start %v)",
+					r.Count, w.RowStart(i), starts["/again"], w.Start)
+			}
+		case "/steady":
+			if r.Count != 3 || !w.RowStart(i).Equal(w.Start) {
+				t.Errorf("steady row: count %d since %v; want 3 since the view's start %v", r.Count, w.RowStart(i), w.Start)
+			}
+		}
+	}
+	if len(w.Rows) != 2 || len(w.RowStarts) != 1 {
+		t.Errorf("%d rows, %d with a start; want 2 and 1", len(w.Rows), len(w.RowStarts))
+	}
 }

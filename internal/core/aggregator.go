@@ -67,6 +67,10 @@ type Aggregator struct {
 	sealSeq atomic.Uint64
 	marks   []weak.Pointer[ReaderMark]
 	evicted atomic.Uint64
+	// firstFree is when the first series was freed (Unix nanoseconds, 0:
+	// never): a series created since may hold tags a freed one had (see
+	// Series.AfterFree).
+	firstFree atomic.Int64
 	// changes counts inserts and frees: a reader that caches the set of
 	// series (sorted, say) knows it is current while changes is unchanged.
 	changes atomic.Uint64
