@@ -180,6 +180,9 @@ func compareCross(t *testing.T, lang string, f *fixture, got *crossOut) {
 			for _, tg := range w.Tags {
 				tags[tg.Key.Name()] = tg.Value
 			}
+			if w.IsOverflow() {
+				tags = map[string]string{"otel.metric.overflow": "true"}
+			}
 			g, ok := byTags[tagKey(tags)]
 			if !ok {
 				t.Errorf("%s %s: row %v missing", lang, name, tags)

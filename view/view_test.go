@@ -501,8 +501,13 @@ func TestCardinalityLimit(t *testing.T) {
 		t.Fatalf("%d rows; want 100 and the overflow row", len(rs))
 	}
 	last := rs[len(rs)-1]
-	if len(last.Tags) != 1 || last.Tags[0].Key != view.OverflowKey || last.Tags[0].Value != "true" {
-		t.Errorf("last row %v; want the overflow row", last)
+	if !last.IsOverflow() || len(last.Tags) != 1 || last.Tags[0].Key != keyA || last.Tags[0].Value != view.OverflowValue {
+		t.Errorf("last row %v; want the overflow row, {a %s}", last, view.OverflowValue)
+	}
+	for _, r := range rs[:len(rs)-1] {
+		if r.IsOverflow() {
+			t.Fatalf("row %v says it is the overflow row", r)
+		}
 	}
 	var total float64
 	for _, r := range rs {
@@ -794,5 +799,66 @@ func TestUnregisteredViewsReleaseTheirStrings(t *testing.T) {
 	}
 	if got := core.InternedLive(); got > before {
 		t.Errorf("%d strings interned after %d register/unregister cycles; want at most %d, as before them", got, n, before)
+	}
+}
+
+// ocTagValues maps a row's tags onto the view's keys the way OpenCensus's
+// Prometheus exporter does (contrib.go.opencensus.io/exporter/prometheus,
+// tagValues; same algorithm, written here): it walks the keys in order as
+// it matches each tag, giving "" to the keys it skips, and indexes the
+// keys without a bound check, so a tag that is not one of the view's keys
+// indexes past them and panics.
+func ocTagValues(tags []tag.Tag, keys []tag.Key) []string {
+	out := make([]string, 0, len(keys))
+	k := 0
+	for _, tg := range tags {
+		for ; keys[k] != tg.Key; k++ { // panics past the last key, as the exporter does
+			out = append(out, "")
+		}
+		out = append(out, tg.Value)
+		k++
+	}
+	for ; k < len(keys); k++ {
+		out = append(out, "")
+	}
+	return out
+}
+
+// TestOverflowRowMapsOntoViewKeys: an OpenCensus-era exporter that maps
+// row tags onto View.TagKeys handles the overflow row, in RetrieveData and
+// in what view.Exporter receives (issue 12, item 8: its one tag,
+// otel.metric.overflow, was not a view key, and the mapping indexed out
+// of range).
+func TestOverflowRowMapsOntoViewKeys(t *testing.T) {
+	m := stats.Int64("limit/ockeys", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyB, keyA}, CardinalityLimit: 2}
+	register(t, v)
+	for i := range 5 {
+		stats.Record(ctxWith(t, tag.Upsert(keyA, fmt.Sprint(i)), tag.Upsert(keyB, "b")), m.M(1))
+	}
+	var got [][]string
+	var total int64
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("OpenCensus's tag mapping panicked on a row: %v", p)
+			}
+		}()
+		for _, r := range rows(t, v.Name) {
+			got = append(got, ocTagValues(r.Tags, v.TagKeys))
+			total += r.Data.(*view.CountData).Value
+		}
+	}()
+	func() { // the mapping fails on a tag outside the keys, as the old overflow row had
+		defer func() {
+			if recover() == nil {
+				t.Error("ocTagValues accepted a tag that is not a view key: this test could not fail")
+			}
+		}()
+		ocTagValues([]tag.Tag{{Key: view.OverflowKey, Value: "true"}}, v.TagKeys)
+	}()
+	want := [][]string{{"0", "b"}, {"1", "b"}, {view.OverflowValue, view.OverflowValue}}
+	if fmt.Sprint(got) != fmt.Sprint(want) || total != 5 {
+		t.Errorf("mapped rows %q (total %d); want %q (total 5)", got, total, want)
 	}
 }
