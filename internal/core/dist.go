@@ -23,13 +23,13 @@ type distCell []uint64
 
 // Word offsets in a distCell. Floats are stored as their bits.
 const (
-	dLock    = 0 // the low 32 bits, used as an atomic.Uint32
-	dCount   = 1
-	dMean    = 2
-	dM2      = 3
-	dSum     = 4
-	dMin     = 5
-	dMax     = 6
+	dLock  = 0 // the low 32 bits, used as an atomic.Uint32
+	dCount = 1
+	dMean  = 2
+	dM2    = 3
+	dSum   = 4
+	dMin   = 5
+	dMax   = 6
 	// dSumLo and dM2Lo hold the rounding errors of the additions to dSum
 	// and dM2 (Knuth's TwoSum), so that hi+lo is their exact running
 	// total: a delta read subtracts two large totals, and hi alone would
