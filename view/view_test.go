@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/ocmap"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -802,28 +803,6 @@ func TestUnregisteredViewsReleaseTheirStrings(t *testing.T) {
 	}
 }
 
-// ocTagValues maps a row's tags onto the view's keys the way OpenCensus's
-// Prometheus exporter does (contrib.go.opencensus.io/exporter/prometheus,
-// tagValues; same algorithm, written here): it walks the keys in order as
-// it matches each tag, giving "" to the keys it skips, and indexes the
-// keys without a bound check, so a tag that is not one of the view's keys
-// indexes past them and panics.
-func ocTagValues(tags []tag.Tag, keys []tag.Key) []string {
-	out := make([]string, 0, len(keys))
-	k := 0
-	for _, tg := range tags {
-		for ; keys[k] != tg.Key; k++ { // panics past the last key, as the exporter does
-			out = append(out, "")
-		}
-		out = append(out, tg.Value)
-		k++
-	}
-	for ; k < len(keys); k++ {
-		out = append(out, "")
-	}
-	return out
-}
-
 // TestOverflowRowMapsOntoViewKeys: an OpenCensus-era exporter that maps
 // row tags onto View.TagKeys handles the overflow row, in RetrieveData and
 // in what view.Exporter receives (issue 12, item 8: its one tag,
@@ -845,7 +824,7 @@ func TestOverflowRowMapsOntoViewKeys(t *testing.T) {
 			}
 		}()
 		for _, r := range rows(t, v.Name) {
-			got = append(got, ocTagValues(r.Tags, v.TagKeys))
+			got = append(got, ocmap.TagValues(r.Tags, v.TagKeys))
 			total += r.Data.(*view.CountData).Value
 		}
 	}()
@@ -855,7 +834,7 @@ func TestOverflowRowMapsOntoViewKeys(t *testing.T) {
 				t.Error("ocTagValues accepted a tag that is not a view key: this test could not fail")
 			}
 		}()
-		ocTagValues([]tag.Tag{{Key: view.OverflowKey, Value: "true"}}, v.TagKeys)
+		ocmap.TagValues([]tag.Tag{{Key: view.OverflowKey, Value: "true"}}, v.TagKeys)
 	}()
 	want := [][]string{{"0", "b"}, {"1", "b"}, {view.OverflowValue, view.OverflowValue}}
 	if fmt.Sprint(got) != fmt.Sprint(want) || total != 5 {

@@ -12,32 +12,11 @@ import (
 	octag "go.opencensus.io/tag"
 
 	"github.com/zerostat/zerostat/benchmarks/internal/sdkrows"
+	"github.com/zerostat/zerostat/internal/ocmap"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
-
-// ocTagValues maps a row's tags onto the view's keys the way OpenCensus's
-// Prometheus exporter does (contrib.go.opencensus.io/exporter/prometheus,
-// tagValues; same algorithm, written here): it walks the keys in order as
-// it matches each tag, giving "" to the keys it skips, and indexes the
-// keys without a bound check, so a tag that is not one of the view's keys
-// indexes past them and panics.
-func ocTagValues(tags []tag.Tag, keys []tag.Key) []string {
-	out := make([]string, 0, len(keys))
-	k := 0
-	for _, tg := range tags {
-		for ; keys[k] != tg.Key; k++ { // panics past the last key, as the exporter does
-			out = append(out, "")
-		}
-		out = append(out, tg.Value)
-		k++
-	}
-	for ; k < len(keys); k++ {
-		out = append(out, "")
-	}
-	return out
-}
 
 // TestPastTheCardinalityLimit records 12,500 distinct tag combinations
 // into a count and a distribution view with the default limit (10,000
@@ -111,7 +90,7 @@ func TestPastTheCardinalityLimit(t *testing.T) {
 				}
 			}()
 			for _, r := range zrows {
-				vals := ocTagValues(r.Tags, zsKeys)
+				vals := ocmap.TagValues(r.Tags, zsKeys)
 				if r.IsOverflow() != slices.Equal(vals, []string{view.OverflowValue, view.OverflowValue}) {
 					t.Fatalf("%s: row %v maps to %q", p.name, r, vals)
 				}
