@@ -169,7 +169,8 @@ const (
 )
 
 // RowLen returns the length of a row array for an aggregation over nKeys
-// tag keys: the values, one per key, then the data.
+// tag keys: the values, one per key, then the data. A row (not the
+// overflow row) may have one more element, its start (View.RowStarts).
 func RowLen(a Aggregation, nKeys int) int {
 	if a == Distribution {
 		return nKeys + 6 // values..., count, sum, min, max, sum_sq_dev, buckets
