@@ -162,3 +162,35 @@ func TestRecreatedRowCarriesItsStart(t *testing.T) {
 		t.Errorf("%d rows, %d with a start; want 2 and 1", len(w.Rows), len(w.RowStarts))
 	}
 }
+
+// TestConstantGaugeSurvivesEviction: with EvictIdleAfter on a delta
+// exporter, a last value recorded once (build_info 1) is in every payload
+// and stays readable by every other reader (issue 12, item 3: it vanished
+// after four exports, from RetrieveData and the Prometheus scrape too).
+func TestConstantGaugeSurvivesEviction(t *testing.T) {
+	m := stats.Int64("gauge/build_info", "", "")
+	v := &view.View{Measure: m, Aggregation: view.LastValue()}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	stats.Record(context.Background(), m.M(1))
+	var c collect
+	e, err := New(c.sink(t), Options{Temporality: Delta, EvictIdleAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := uint64(1); seq <= 6; seq++ {
+		if r, ok := c.rowsOf(t, v.Name, seq)[""]; !ok || r.Value != 1 {
+			t.Errorf("export %d: gauge row %+v (present %v); want 1", seq, r, ok)
+		}
+	}
+	if rows, _ := view.RetrieveData(v.Name); len(rows) != 1 || rows[0].Data.(*view.LastValueData).Value != 1 {
+		t.Errorf("RetrieveData %v; want the gauge's 1", rows)
+	}
+}
