@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -36,6 +36,9 @@ vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
+	cd bridge/opencensus && $(GO) vet ./...
+	cd collector && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -80,10 +83,11 @@ fuzz:
 bench-module:
 	cd benchmarks && $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
 
-# The benchmarks the gate reads: the record scenarios of zerostat, the
-# floor and OpenCensus (-count=6 for the statistics), one export for its
+# The benchmarks the gate reads: the record scenarios of zerostat (its
+# bound handles too), the floor, OpenCensus and Prometheus, and the
+# per-request rows of 1 and 8 counters (-count=6 for the statistics), one export for its
 # allocation budget, and records while an exporter faces each fault.
-GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
 ## A failed measurement or a broken rule is measured once more before the
@@ -96,6 +100,7 @@ gate-measure:
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
+	$(GO) test -run '^$$' -bench 'Benchmark(FloorHistogram|Histogram2Tags_RecordWithOptions|Histogram2Tags_Attachments)$$' -benchmem -count=6 -benchtime=100ms ./stats >> benchmarks/out/gate.txt
 
 ## bench: the full side-by-side set, -count=6 (about 8 minutes on 2 cores),
 ## then docs/performance.md and docs/performance.svg from the results.
@@ -112,10 +117,27 @@ bench:
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
 		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
 
+## bridge: the OpenCensus metricproducer bridge module, tested with
+## OpenCensus's own Prometheus exporter (-race: it is small).
+bridge:
+	cd bridge/opencensus && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) bridge )
+
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).
 e2e:
 	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) e2e )
+
+## otlpgrpc: the OTLP/gRPC module (its own go.mod: google.golang.org/grpc),
+## against a gRPC server on 127.0.0.1, with -race.
+otlpgrpc:
+	cd exporter/otlp/otlpgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otlpgrpc )
+
+## collector: the OpenTelemetry Collector receiver (collector/, its own
+## module) and a real Collector between zerostat's exporters and Prometheus
+## (the Collector is built once by scripts/build-collector.sh, about 2
+## minutes on 2 cores, and cached), under -race.
+collector:
+	cd collector && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -race -count=1 -timeout 20m ./... | ( $(TESTSUM) collector )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

@@ -2,8 +2,11 @@ package debugstats
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -206,6 +210,17 @@ type (
 		Count                         int64
 		Mean, Min, Max, P50, P90, P99 string
 		Chart                         chart
+		Exemplars                     []exemplarModel
+	}
+
+	// exemplarModel is a bucket's latest exemplar
+	// (view.DistributionData.ExemplarsPerBucket).
+	exemplarModel struct {
+		Bucket      string // "[10, 100)"
+		Value       string
+		At          string // RFC 3339, milliseconds
+		Trace, Span string // hex IDs of a stats.SpanContext attachment
+		Attachments string // the others, "k=v" sorted by key
 	}
 
 	exporterModel struct {
@@ -388,8 +403,40 @@ func rowOf(r *view.Row) rowModel {
 			P99:   formatFloat(quantile(b, d, 0.99)),
 			Chart: barChart(b, d),
 		}
+		rm.Dist.Exemplars = exemplarsOf(b, d.ExemplarsPerBucket)
 	}
 	return rm
+}
+
+// exemplarsOf renders the buckets' exemplars, in bucket order.
+func exemplarsOf(bounds []float64, exs []*view.Exemplar) []exemplarModel {
+	var out []exemplarModel
+	for i, e := range exs {
+		if e == nil {
+			continue
+		}
+		lo, hi := "-Inf", "+Inf"
+		if i > 0 && i-1 < len(bounds) {
+			lo = formatFloat(bounds[i-1])
+		}
+		if i < len(bounds) {
+			hi = formatFloat(bounds[i])
+		}
+		m := exemplarModel{Bucket: "[" + lo + ", " + hi + ")", Value: formatFloat(e.Value),
+			At: e.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
+		var attrs []string
+		for k, v := range e.Attachments {
+			if sc, ok := v.(stats.SpanContext); ok && k == stats.AttachmentKeySpanContext {
+				m.Trace, m.Span = hex.EncodeToString(sc.TraceID[:]), hex.EncodeToString(sc.SpanID[:])
+				continue
+			}
+			attrs = append(attrs, k+"="+fmt.Sprint(v))
+		}
+		slices.Sort(attrs)
+		m.Attachments = strings.Join(attrs, " ")
+		out = append(out, m)
+	}
+	return out
 }
 
 // snapshotLink returns the link to a view's snapshot in format.

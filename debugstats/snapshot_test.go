@@ -12,7 +12,6 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
-	"github.com/zerostat/zerostat/internal/msgpack"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -52,60 +51,6 @@ func fullSnapshot(t *testing.T) *wire.Payload {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestAppendPayloadRoundTrip(t *testing.T) {
-	registerSnapshotViews(t)
-	p := fullSnapshot(t)
-	if len(p.Views) < 4 {
-		t.Fatalf("%d views; want at least 4", len(p.Views))
-	}
-	b := appendPayload(nil, p)
-	q, err := wire.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(p, q) {
-		t.Errorf("round trip changed the payload:\n got %+v\nwant %+v", q, p)
-	}
-	// Id 0 is "", and ids are given in order of first use: the resource
-	// comes first, its first key is id 1.
-	strs := stringTable(t, b)
-	if len(strs) < 2 || strs[0] != "" || strs[1] != "service.name" {
-		t.Errorf("string table starts %q; want \"\", \"service.name\"", strs[:min(2, len(strs))])
-	}
-	seen := map[string]bool{}
-	for _, s := range strs {
-		if seen[s] {
-			t.Errorf("string %q twice in the table", s)
-		}
-		seen[s] = true
-	}
-}
-
-// stringTable reads a payload's string table, its last element.
-func stringTable(t *testing.T, b []byte) []string {
-	t.Helper()
-	r := msgpack.NewReader(b)
-	if _, err := r.ReadArrayHeader(); err != nil {
-		t.Fatal(err)
-	}
-	for range 4 { // version, header, resource, views
-		if err := r.Skip(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := r.ReadArrayHeader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	strs := make([]string, n)
-	for i := range strs {
-		if strs[i], err = r.ReadString(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return strs
 }
 
 func serve(t *testing.T, h http.Handler, target string) (*http.Response, []byte) {

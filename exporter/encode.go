@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
@@ -67,6 +69,11 @@ type encoder struct {
 	// snapshot served on request lists every registered view, while a
 	// pushed payload carries only the views it has rows of.
 	allViews bool
+	// only, if set, is the one view to encode; sortRows orders each
+	// view's rows by their tag values (for people: a sort per snapshot).
+	// Both serve the snapshot handler.
+	only     string
+	sortRows bool
 	resource [][2]uint32 // stable ids of resource attribute keys and values
 
 	buf     []byte
@@ -75,6 +82,7 @@ type encoder struct {
 	series  []*core.Series
 	buckets []int64
 	delta   *delta.Tracker // nil: cumulative
+	kinds   delta.Kinds    // the kinds read through delta
 
 	// The payload being written.
 	seq       uint64
@@ -90,9 +98,13 @@ type encoder struct {
 	oversized int // payloads that exceeded maxBytes (a single row too large)
 }
 
-func newEncoder(maxBytes int, t wire.Temporality, evictIdleAfter int, resource []wire.Attribute) *encoder {
-	e := &encoder{maxBytes: maxBytes, temporality: t}
-	if t == wire.Delta {
+// newEncoder returns an encoder reading the kinds of kinds as deltas (a
+// payload with any is a Delta one: a view of another kind is cumulative,
+// and is a LastValue, whose row is its last value in either temporality).
+func newEncoder(maxBytes int, kinds delta.Kinds, evictIdleAfter int, resource []wire.Attribute) *encoder {
+	e := &encoder{maxBytes: maxBytes, kinds: kinds}
+	if kinds.Any() {
+		e.temporality = wire.Delta
 		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 	for _, a := range resource {
@@ -254,9 +266,15 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	defer func() { clear(e.series) }() // nor keep series alive after the snapshot
 	var rv delta.Values
 	for _, v := range views {
+		if e.only != "" && v.Name != e.only {
+			continue
+		}
 		a := v.Agg
 		kind := a.Kind()
-		st := e.delta.View(a)
+		var st *delta.View // nil: read cumulatively
+		if e.kinds.Has(kind) {
+			st = e.delta.View(a)
+		}
 		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
 			e.buckets = make([]int64, n)
 		}
@@ -269,6 +287,12 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		e.series = a.AppendSeries(e.series)
 		rows := e.series[base:]
 		e.strs = core.Interned() // after the series: holds their values
+		if e.sortRows {
+			strs := e.strs
+			slices.SortFunc(rows, func(x, y *core.Series) int {
+				return slices.CompareFunc(x.ValueIDs(), y.ValueIDs(), func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) })
+			})
+		}
 
 		viewMark, tabMark, startMark := len(e.buf), len(e.tab.order), e.payStart
 		rowsOff := e.beginView(v, st)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -490,7 +491,7 @@ func TestHTTPSink(t *testing.T) {
 	if len(got) != 1 || got[0] != "application/msgpack " {
 		t.Errorf("requests %q", got)
 	}
-	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 300 * time.Millisecond, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
+	e, _ = New(&HTTPSink{URL: srv.URL + "/fail"}, Options{Interval: 2 * time.Second, Retry: Retry{InitialBackoff: 10 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	err := e.Export(context.Background())
 	var he *HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 503 || !strings.Contains(err.Error(), "nope") {
@@ -550,7 +551,8 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		enc := newEncoder(tc.max, tc.t, 0, Resource{ServiceName: "s"}.attributes())
+		kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
+		enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
 		var n int
 		emit := func(p []byte, last bool) error { n += len(p); return nil }
 		now := time.Now()

@@ -45,7 +45,7 @@ func BenchmarkRecordUnderFault(b *testing.B) {
 				sink.URL = downURL
 			case "none":
 			default:
-				backend.mode.Store(fault)
+				backend.mode.Set(fault)
 			}
 			e, err := New(sink, Options{Interval: 20 * time.Millisecond, Temporality: Delta, Timeout: 20 * time.Millisecond,
 				Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})

@@ -3,12 +3,15 @@ package exporter
 import (
 	"math"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/accept"
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 )
 
 // SnapshotOptions configure NewSnapshotHandler. The zero value is usable.
@@ -22,6 +25,10 @@ type SnapshotOptions struct {
 	// DisableCompression turns off gzip, otherwise used when the request's
 	// Accept-Encoding allows it.
 	DisableCompression bool
+	// SortRows orders each view's rows by their tag values in the msgpack
+	// and JSON forms, for people reading them (a sort per request; the
+	// Exporter's payloads keep the order of the series).
+	SortRows bool
 }
 
 // The media types the snapshot handler offers, in its order of
@@ -49,6 +56,7 @@ type snapshotHandler struct {
 	resource []wire.Attribute
 	prom     *prometheus.Handler
 	compress bool
+	sortRows bool
 	encoders sync.Pool // *encoder
 	bufs     sync.Pool // *[]byte, for the Prometheus forms
 }
@@ -69,7 +77,8 @@ var _ http.Handler = (*snapshotHandler)(nil)
 //     Prometheus exposition of package exporter/prometheus.
 //
 // Anything else gets 406 Not Acceptable; methods other than GET and HEAD
-// get 405. The body is built in a buffer first and written in one Write
+// get 405. The query parameter view=NAME restricts the msgpack and JSON
+// forms to the registered view named NAME (404 when there is none). The body is built in a buffer first and written in one Write
 // with its Content-Length (gzip-compressed when the request accepts it):
 // a slow client never holds an encoder's lock, and the encoder never
 // writes to the socket in small pieces.
@@ -88,6 +97,7 @@ func NewSnapshotHandler(opts SnapshotOptions) http.Handler {
 		resource: opts.Resource.attributes(),
 		prom:     prometheus.NewHandler(popts),
 		compress: !opts.DisableCompression,
+		sortRows: opts.SortRows,
 	}
 }
 
@@ -98,11 +108,19 @@ func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	choice := accept.Negotiate(r.Header.Get("Accept"), snapshotOffers)
+	only := ""
+	if r.URL.RawQuery != "" && r.URL.Query().Has("view") {
+		only = r.URL.Query().Get("view")
+		if !registered(only) {
+			http.Error(w, "view "+strconv.Quote(only)+" is not registered", http.StatusNotFound)
+			return
+		}
+	}
 	switch choice {
 	case -1:
 		http.Error(w, "406 not acceptable; "+snapshotNotAcceptable, http.StatusNotAcceptable)
 	case 0, 1, 2, 3:
-		h.serveWire(w, r, choice == 0)
+		h.serveWire(w, r, choice == 0, only)
 	default:
 		f := prometheus.FormatText
 		if choice >= 5 {
@@ -118,17 +136,29 @@ func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// registered reports whether a view named name is registered.
+func registered(name string) bool {
+	for _, v := range core.Views() {
+		if v.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // serveWire encodes the snapshot with a pooled encoder and writes it from
 // the encoder's own buffer (the payload is valid until the encoder's next
 // use), as msgpack, or as JSON.
-func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJSON bool) {
+func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJSON bool, only string) {
 	e, _ := h.encoders.Get().(*encoder)
 	if e == nil {
 		// No size cap: a snapshot is one payload.
-		e = newEncoder(math.MaxInt, Cumulative, 0, h.resource)
+		e = newEncoder(math.MaxInt, delta.Kinds{}, 0, h.resource)
 		e.allViews = true // registered views with no rows yet too
+		e.sortRows = h.sortRows
 	}
 	defer h.encoders.Put(e)
+	e.only = only
 	now := time.Now()
 	var payload []byte
 	_ = e.encode(now, now, func(p []byte, last bool) error { // emit never fails

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,4 +269,39 @@ func TestSnapshotHandlerConcurrentSafe(t *testing.T) {
 	}()
 	close(start)
 	wg.Wait()
+}
+
+// TestSnapshotHandlerOneViewSorted: view=NAME restricts the snapshot to
+// one registered view (404 for an unknown name), and SortRows orders its
+// rows by their tag values.
+func TestSnapshotHandlerOneViewSorted(t *testing.T) {
+	f := newFixture(t, 30)
+	h := NewSnapshotHandler(SnapshotOptions{DisableCompression: true, SortRows: true})
+	get := func(query string) (*httptest.ResponseRecorder, *wire.Payload) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/?"+query, nil)
+		req.Header.Set("Accept", wire.ContentType)
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			return rec, nil
+		}
+		p, err := wire.Decode(rec.Body.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec, p
+	}
+	_, p := get("view=" + url.QueryEscape(f.names[0]))
+	if p == nil || len(p.Views) != 1 || p.Views[0].Name != f.names[0] || len(p.Views[0].Rows) != 30 {
+		t.Fatalf("view=%s: %+v; want that view alone with its 30 rows", f.names[0], p)
+	}
+	rows := p.Views[0].Rows
+	for i := 1; i < len(rows); i++ {
+		if slices.Compare(rows[i-1].Values, rows[i].Values) > 0 {
+			t.Fatalf("rows not sorted by tag values: %v before %v", rows[i-1].Values, rows[i].Values)
+		}
+	}
+	if rec, _ := get("view=no/such/view"); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "no/such/view") {
+		t.Errorf("unknown view: %d %q; want 404 naming it", rec.Code, rec.Body.String())
+	}
 }

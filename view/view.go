@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -186,38 +185,39 @@ type registered struct {
 	bounds  []float64 // copy of the canonical bounds
 	measure *core.Measure
 	agg     *core.Aggregator
-	core    *core.View // what exporters read
+	core    *core.View // what exporters read (the default meter's views only)
 }
 
-var (
-	regMu sync.Mutex
-	views = map[string]*registered{}
-)
-
-// Register starts aggregating for each view. Registering a view equal to
-// one already registered under its name is a no-op; a different view under
-// a taken name is an error. Any invalid view (see the errors below) fails
-// the whole call before anything is registered.
+// Register starts aggregating for each view, in the default meter.
+// Registering a view equal to one already registered under its name is a
+// no-op; a different view under a taken name is an error. Any invalid view
+// (see the errors below) fails the whole call before anything is
+// registered.
 //
 // Invalid: a nil *View, a nil Measure or Aggregation, an unknown aggregation
 // type, an empty or over-255-byte or non-printable name, an invalid or
 // repeated tag key, a negative, non-finite or repeated bucket bound.
 //
 // Set-up cost (a lock, allocations); safe for concurrent use.
-func Register(vs ...*View) error {
-	regMu.Lock()
-	defer regMu.Unlock()
-	for i, v := range vs {
+func Register(views ...*View) error { return defaultWorker.Register(views...) }
+
+// Register starts aggregating for each view in this meter; see the
+// package-level Register for the rules. Set-up cost; safe for concurrent
+// use.
+func (w *worker) Register(views ...*View) error {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	for i, v := range views {
 		if v == nil {
-			return fmt.Errorf("view: cannot register: view %d of %d is nil", i+1, len(vs))
+			return fmt.Errorf("view: cannot register: view %d of %d is nil", i+1, len(views))
 		}
 		if err := v.canonicalize(); err != nil {
 			return err
 		}
 	}
 	var errs []error
-	for _, v := range vs {
-		if r, ok := views[v.Name]; ok {
+	for _, v := range views {
+		if r, ok := w.views[v.Name]; ok {
 			if !r.view.same(v) {
 				errs = append(errs, fmt.Errorf("view %q: cannot register: a different view with the same name is already registered", v.Name))
 			}
@@ -243,43 +243,54 @@ func Register(vs ...*View) error {
 		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
 			r.agg.CountUpperInclusive()
 		}
+		w.views[v.Name] = r
+		w.subscribe(r.measure.Name, r.agg)
+		if !w.isDefault {
+			continue
+		}
 		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
 			Measure: r.measure, Int: isInt}
-		views[v.Name] = r
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
 	}
 	return errors.Join(errs...)
 }
 
-// Unregister stops aggregating for each view (by name) and frees its rows;
-// registering it again starts from zero. As in OpenCensus, the registered
-// exporters receive the view's data one last time first, and no periodic
-// report of the view follows. Unknown views are ignored. Safe for
-// concurrent use, but not from an Exporter's ExportView (it waits for the
-// report in progress).
-func Unregister(vs ...*View) {
+// Unregister stops aggregating for each view (by name), in the default
+// meter, and frees its rows; registering it again starts from zero. As in
+// OpenCensus, the registered exporters receive the view's data one last
+// time first, and no periodic report of the view follows. Unknown views
+// are ignored. Safe for concurrent use, but not from an Exporter's
+// ExportView (it waits for the report in progress).
+func Unregister(views ...*View) { defaultWorker.Unregister(views...) }
+
+// Unregister stops aggregating for each view in this meter; see the
+// package-level Unregister.
+func (w *worker) Unregister(views ...*View) {
 	// No periodic report may run between the view's removal and its final
 	// report: it would send the view again, after its last report.
-	reportMu.Lock()
-	defer reportMu.Unlock()
-	for _, v := range vs {
+	w.reportMu.Lock()
+	defer w.reportMu.Unlock()
+	for _, v := range views {
 		if v == nil {
 			continue
 		}
-		regMu.Lock()
-		r, ok := views[v.Name]
+		w.regMu.Lock()
+		r, ok := w.views[v.Name]
 		if ok {
-			delete(views, v.Name)
-			r.measure.Unsubscribe(r.agg)
-			core.RemoveView(r.core)
+			delete(w.views, v.Name)
+			w.unsubscribe(r.measure.Name, r.agg)
+			if w.isDefault {
+				r.measure.Unsubscribe(r.agg)
+				core.RemoveView(r.core)
+			}
 		}
-		regMu.Unlock()
+		w.regMu.Unlock()
 		if !ok {
 			continue
 		}
-		if exps := exporters(); len(exps) > 0 {
+		if exps := w.exporters(); len(exps) > 0 {
 			d := r.data(time.Now())
 			for _, e := range exps {
 				e.ExportView(d)
@@ -289,33 +300,42 @@ func Unregister(vs ...*View) {
 	}
 }
 
-// Find returns the registered view named name, or nil.
-func Find(name string) *View {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if r, ok := views[name]; ok {
+// Find returns the view named name registered in the default meter, or
+// nil.
+func Find(name string) (v *View) { return defaultWorker.Find(name) }
+
+// Find returns the view named name registered in this meter, or nil.
+func (w *worker) Find(name string) *View {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	if r, ok := w.views[name]; ok {
 		return r.view
 	}
 	return nil
 }
 
-func lookup(name string) (*registered, error) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	r, ok := views[name]
+func (w *worker) lookup(name string) (*registered, error) {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	r, ok := w.views[name]
 	if !ok {
 		return nil, fmt.Errorf("view %q: cannot retrieve data: not registered", name)
 	}
 	return r, nil
 }
 
-// RetrieveData returns the rows of the registered view named name, sorted
-// by their tag values (key by key, in key order; a row without a key sorts
-// before the rows with it), then the overflow row if the view reached its
-// cardinality limit (see OverflowValue). The data is a snapshot: recorders keep running
-// while it is read. Cost: one allocation per row and a sort.
-func RetrieveData(name string) ([]*Row, error) {
-	r, err := lookup(name)
+// RetrieveData returns the rows of the view named viewName registered in
+// the default meter, sorted by their tag values (key by key, in key order;
+// a row without a key sorts before the rows with it), then the overflow
+// row if the view reached its cardinality limit (see OverflowValue). The
+// data is a snapshot: recorders keep running while it is read. Cost: one
+// allocation per row and a sort.
+func RetrieveData(viewName string) ([]*Row, error) { return defaultWorker.RetrieveData(viewName) }
+
+// RetrieveData returns the rows of the view named viewName registered in
+// this meter; see the package-level RetrieveData.
+func (w *worker) RetrieveData(viewName string) ([]*Row, error) {
+	r, err := w.lookup(viewName)
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +415,14 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		bounds:         r.bounds,
 	}
 	st := s.ReadDist(d.CountPerBucket)
+	if exs := s.Exemplars(nil); len(exs) > 0 {
+		d.ExemplarsPerBucket = make([]*Exemplar, len(exs))
+		for i, e := range exs {
+			if e != nil {
+				d.ExemplarsPerBucket[i] = &Exemplar{Value: e.Value, Timestamp: time.Unix(0, e.Time), Attachments: e.Attachments}
+			}
+		}
+	}
 	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum, d.hasSum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum, true
 	return d
 }

@@ -312,7 +312,7 @@ func TestReceivePrintsSnapshots(t *testing.T) {
 	done := make(chan int)
 	go func() { done <- run(ctx, []string{"receive", "-listen", addr, "-format", "json"}, &out, &errOut) }()
 	e, _ := exporter.New(&exporter.HTTPSink{URL: "http://" + addr + "/"}, exporter.Options{})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := e.Export(context.Background())
 		if err == nil {
@@ -359,10 +359,10 @@ func TestDemoServesMetrics(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(context.Background(), []string{"demo", "-duration", "2s", "-period", "500ms", "-listen", addr}, &out, &errOut)
+		done <- run(context.Background(), []string{"demo", "-duration", "4s", "-period", "500ms", "-listen", addr}, &out, &errOut)
 	}()
 	var metrics, snapshot, page string
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // the pages are fetched while the demo serves (4 s)
 	for (metrics == "" || snapshot == "" || page == "") && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 		if metrics == "" {

@@ -315,6 +315,14 @@ func TestEncodeAllocs(t *testing.T) {
 			t.Errorf("%v: Encode allocates %v times; want 0", tm, got)
 		}
 	}
+	kinds, _ := delta.NewKinds(false, exporter.PreferDelta, "")
+	enc, _ := newEncoder(kinds, 0, exporter.Resource{ServiceName: "s"})
+	now := time.Now()
+	enc.Encode(now)
+	enc.Encode(now)
+	if got := testing.AllocsPerRun(20, func() { enc.Encode(now) }); got != 0 {
+		t.Errorf("delta preference: Encode allocates %v times; want 0", got)
+	}
 }
 
 func BenchmarkEncode(b *testing.B) {

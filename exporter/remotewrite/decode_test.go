@@ -64,27 +64,84 @@ func (r *reader) bytes() ([]byte, error) {
 }
 
 func decodeWriteRequest(b []byte) ([]series, error) {
+	ss, _, err := decodeWriteRequestMeta(b)
+	return ss, err
+}
+
+// metadata is one MetricMetadata of a WriteRequest.
+type metadata struct {
+	typ              uint64
+	name, help, unit string
+}
+
+// decodeWriteRequestMeta decodes the time series and the metadata.
+func decodeWriteRequestMeta(b []byte) ([]series, []metadata, error) {
 	r := &reader{b}
 	var out []series
+	var meta []metadata
 	for len(r.b) > 0 {
 		f, wt, err := r.key()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if f != 1 || wt != 2 {
-			return nil, fmt.Errorf("WriteRequest: unexpected field %d wire type %d", f, wt)
+		if (f != 1 && f != 3) || wt != 2 {
+			return nil, nil, fmt.Errorf("WriteRequest: unexpected field %d wire type %d", f, wt)
 		}
 		m, err := r.bytes()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if f == 3 {
+			md, err := decodeMetadata(m)
+			if err != nil {
+				return nil, nil, err
+			}
+			meta = append(meta, md)
+			continue
 		}
 		s, err := decodeTimeSeries(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, meta, nil
+}
+
+func decodeMetadata(b []byte) (metadata, error) {
+	r := &reader{b}
+	var md metadata
+	for len(r.b) > 0 {
+		f, wt, err := r.key()
+		if err != nil {
+			return md, err
+		}
+		switch {
+		case f == 1 && wt == 0:
+			if md.typ, err = r.varint(); err != nil {
+				return md, err
+			}
+		case (f == 2 || f == 4 || f == 5) && wt == 2:
+			v, err := r.bytes()
+			if err != nil {
+				return md, err
+			}
+			switch f {
+			case 2:
+				md.name = string(v)
+			case 4:
+				md.help = string(v)
+			case 5:
+				md.unit = string(v)
+			}
+		default:
+			return md, fmt.Errorf("MetricMetadata: unexpected field %d wire type %d", f, wt)
+		}
+	}
+	if md.name == "" {
+		return md, errors.New("MetricMetadata without a family name")
+	}
+	return md, nil
 }
 
 func decodeTimeSeries(b []byte) (series, error) {

@@ -23,6 +23,11 @@ import (
 // 1 (fixed64) and 2 (length-delimited).
 const (
 	keyWriteRequestTimeseries = 1<<3 | 2 // 0x0a
+	keyWriteRequestMetadata   = 3<<3 | 2 // 0x1a
+	keyMetadataType           = 1<<3 | 0 // 0x08
+	keyMetadataFamilyName     = 2<<3 | 2 // 0x12
+	keyMetadataHelp           = 4<<3 | 2 // 0x22
+	keyMetadataUnit           = 5<<3 | 2 // 0x2a
 	keyTimeSeriesLabels       = 1<<3 | 2 // 0x0a
 	keyTimeSeriesSamples      = 2<<3 | 2 // 0x12
 	keyLabelName              = 1<<3 | 2 // 0x0a
@@ -79,6 +84,60 @@ func sampleSize(v float64, ts int64) int {
 	return n
 }
 
+// StaleNaN is Prometheus's stale marker: the sample value that says a
+// series ended (prometheus/model/value.StaleNaN).
+const StaleNaN = 0x7ff0000000000002
+
+// The MetricMetadata.MetricType values of prompb (types.proto).
+const (
+	metaUnknown   = 0
+	metaCounter   = 1
+	metaGauge     = 2
+	metaHistogram = 3
+)
+
+// appendMetadata appends one WriteRequest.metadata element (remote write
+// 1.0's MetricMetadata: type, metric_family_name, help, unit).
+func appendMetadata(b []byte, typ uint64, name, help, unit string) []byte {
+	n := 0
+	if typ != 0 {
+		n += 1 + varintSize(typ)
+	}
+	for _, s := range [...]string{name, help, unit} {
+		if s != "" {
+			n += 1 + varintSize(uint64(len(s))) + len(s)
+		}
+	}
+	b = append(b, keyWriteRequestMetadata)
+	b = binary.AppendUvarint(b, uint64(n))
+	if typ != 0 {
+		b = append(b, keyMetadataType)
+		b = binary.AppendUvarint(b, typ)
+	}
+	for i, s := range [...]string{name, help, unit} {
+		if s == "" {
+			continue
+		}
+		b = append(b, [...]byte{keyMetadataFamilyName, keyMetadataHelp, keyMetadataUnit}[i])
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// metaType is the metadata type of a family.
+func metaType(t promname.Type) uint64 {
+	switch t {
+	case promname.Counter:
+		return metaCounter
+	case promname.Gauge:
+		return metaGauge
+	case promname.Histogram:
+		return metaHistogram
+	}
+	return metaUnknown
+}
+
 // label is one label of a time series being written.
 type label struct{ name, value string }
 
@@ -129,18 +188,28 @@ type slot struct {
 // slots sorted by name ("__name__" and "le" included) and its series
 // names.
 type family struct {
-	fam                        *promname.Family
-	kind                       core.Kind
-	seen                       uint64
+	fam  *promname.Family
+	kind core.Kind
+	seen uint64
+	// sent holds the series of the last push (with the push's gen and
+	// whether it is the overflow series), so that one gone by the next
+	// push (evicted; its view unregistered) gets a stale marker. Holding
+	// the series keeps its interned tag values readable until then.
+	sent                       map[*core.Series]sentSeries
 	slots                      []slot
 	overflowSlots              []slot // the overflow series: no tags, OverflowLabel="true"
 	sample, sumName, countName string
 	les                        []string // histogram bounds as every path spells them (promname.Family.Les)
 }
 
+type sentSeries struct {
+	gen      uint64
+	overflow bool
+}
+
 func newFamily(pf *promname.Family) *family {
 	v := pf.View
-	f := &family{fam: pf, kind: v.Agg.Kind(), sample: pf.Sample}
+	f := &family{fam: pf, kind: v.Agg.Kind(), sample: pf.Sample, sent: map[*core.Series]sentSeries{}}
 	f.slots = append(f.slots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.Labels {
 		if l.Tag >= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -105,6 +106,9 @@ type Writer struct {
 	http  push.HTTP
 	self  *selfstats.Sink
 	namer *promname.Namer // guarded by mu
+	// produceFn is w.produce, made once: a method value passed per push
+	// would allocate.
+	produceFn func(*push.Cycle) error
 
 	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
 	fams    map[*core.View]*family
@@ -162,6 +166,7 @@ func New(opts Options) (*Writer, error) {
 	}
 	opts.Retry = pipe.Config().Retry
 	w.opts, w.pipe, w.self = opts, pipe, pipe.Self()
+	w.produceFn = w.produce
 	h := make(http.Header, len(opts.Header)+4)
 	for k, vs := range opts.Header {
 		h[http.CanonicalHeaderKey(k)] = vs
@@ -180,7 +185,7 @@ func (w *Writer) Start() { w.pipe.Start(w.Push) }
 // Stop ends the periodic pushes and pushes a final time, so nothing
 // recorded before Stop is left unsent. It returns that push's error, or
 // ctx's if ctx ends first (a push in progress is waited for within ctx).
-func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Push) }
+func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.produceFn, nil) }
 
 // Push snapshots the registered views now and sends them, in requests of
 // about MaxSeriesPerRequest series, retrying 5xx and 429 answers and
@@ -189,29 +194,30 @@ func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Pus
 // retried; it and the requests after it in this push are dropped and
 // counted in Stats (the next push carries the same totals). Safe for
 // concurrent use; pushes are serialised.
-func (w *Writer) Push(ctx context.Context) error {
-	return w.pipe.Export(ctx, func(c *push.Cycle) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.encode(w.timestamp(time.Now().UnixMilli()))
-		var err error
-		failedAt := 0
-		for i := range w.counts {
-			w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
-			r := &w.req
-			*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
-				Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
-			// After a failure, Send drops the rest of the push without
-			// trying it, and counts it.
-			if serr := c.Send(r); serr != nil && err == nil {
-				err, failedAt = serr, i
-			}
+func (w *Writer) Push(ctx context.Context) error { return w.pipe.Export(ctx, w.produceFn) }
+
+// produce encodes a push and hands each request to the cycle.
+func (w *Writer) produce(c *push.Cycle) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.encode(w.timestamp(time.Now().UnixMilli()))
+	var err error
+	failedAt := 0
+	for i := range w.counts {
+		w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
+		r := &w.req
+		*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
+			Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
+		// After a failure, Send drops the rest of the push without trying
+		// it, and counts it.
+		if serr := c.Send(r); serr != nil && err == nil {
+			err, failedAt = serr, i
 		}
-		if err != nil {
-			return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
-		}
-		return nil
-	})
+	}
+	if err != nil {
+		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
+	}
+	return nil
 }
 
 // timestamp returns ms, or one millisecond after the last push's when ms
@@ -274,7 +280,7 @@ func (w *Writer) encode(ts int64) {
 	// cut counts a time series; rowDone ends a request once a row has
 	// brought it to MaxSeriesPerRequest, so that a row's series (a
 	// histogram's buckets, _sum and _count) are never split.
-	cut := func() { inReq++ }
+	cut := func(n int) { inReq += n }
 	rowDone := func() {
 		if inReq >= w.opts.MaxSeriesPerRequest {
 			w.cuts = append(w.cuts, len(w.pb))
@@ -308,45 +314,132 @@ func (w *Writer) encode(ts int64) {
 		if overflow != nil {
 			w.series = append(w.series, overflow)
 		}
+		if len(w.series) > 0 {
+			// Metadata (type, help, unit) goes with the family's series:
+			// in the request that holds its first series.
+			w.pb = appendMetadata(w.pb, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
+		}
 		for _, s := range w.series {
-			vids, slots := s.ValueIDs(), f.slots
-			if s == overflow {
-				slots = f.overflowSlots
-			}
-			switch f.kind {
-			case core.KindCount:
-				w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
-				cut()
-			case core.KindSum:
-				w.appendSeries(slots, vids, strs, f.sample, "", s.ReadSum(), ts)
-				cut()
-			case core.KindLastValue:
-				w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
-				cut()
-			case core.KindDistribution:
-				st := s.ReadDist(w.buckets)
-				var cum int64
-				for i, c := range w.buckets {
-					cum += c
-					w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts)
-					cut()
-				}
-				w.appendSeries(slots, vids, strs, f.sumName, "", st.Sum, ts)
-				cut()
-				w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
-				cut()
-			}
+			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
+			w.appendRow(f, s, s == overflow, strs, ts, false)
+			cut(w.rowSeries(f))
 			rowDone()
+		}
+		w.staleGone(f, strs, ts, cut, rowDone)
+	}
+	// Views no longer registered: every series they had is stale, unless
+	// a registered view took the name (its series would collide).
+	var names map[string]bool // built only when a view went away
+	for v, f := range w.fams {
+		if f.seen != w.gen {
+			if names == nil {
+				names = map[string]bool{}
+				for _, g := range w.fams {
+					if g.seen == w.gen {
+						names[g.fam.Name] = true
+					}
+				}
+			}
+			if !names[f.fam.Name] {
+				strs := core.Interned()
+				for s, st := range f.sent {
+					w.appendRow(f, s, st.overflow, strs, ts, true)
+					cut(w.rowSeries(f))
+					rowDone()
+				}
+			}
+			delete(w.fams, v)
 		}
 	}
 	if inReq > 0 {
 		w.cuts = append(w.cuts, len(w.pb))
 		w.counts = append(w.counts, inReq)
 	}
-	for v, f := range w.fams {
-		if f.seen != w.gen {
-			delete(w.fams, v)
+}
+
+// staleGone writes a stale marker for each series f sent in the last push
+// that this push no longer has (evicted), and forgets it; not when a
+// series with the same tag values replaced it in this push (their samples
+// would collide).
+func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), rowDone func()) {
+	var current map[string]bool // built only when a series went away
+	for s, st := range f.sent {
+		if st.gen == w.gen {
+			continue
 		}
+		delete(f.sent, s)
+		if current == nil {
+			current = map[string]bool{}
+			for t, tst := range f.sent {
+				if tst.gen == w.gen {
+					current[valueKey(t, strs)] = true
+				}
+			}
+		}
+		if current[valueKey(s, strs)] {
+			continue
+		}
+		w.appendRow(f, s, st.overflow, strs, ts, true)
+		cut(w.rowSeries(f))
+		rowDone()
+	}
+}
+
+// valueKey identifies a series by its tag values.
+func valueKey(s *core.Series, strs []string) string {
+	var b []byte
+	for _, id := range s.ValueIDs() {
+		b = append(b, strs[id]...)
+		b = append(b, 0xff) // not in UTF-8: a separator no value holds
+	}
+	return string(b)
+}
+
+// rowSeries is the number of time series one row of f writes.
+func (w *Writer) rowSeries(f *family) int {
+	if f.kind == core.KindDistribution {
+		return len(f.les) + 2
+	}
+	return 1
+}
+
+// appendRow writes the time series of series s (a histogram's buckets,
+// _sum and _count), or, when stale, the same series with Prometheus's
+// stale marker as their value.
+func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []string, ts int64, stale bool) {
+	vids, slots := s.ValueIDs(), f.slots
+	if overflow {
+		slots = f.overflowSlots
+	}
+	staleV := math.Float64frombits(StaleNaN)
+	if stale {
+		if f.kind == core.KindDistribution {
+			for _, le := range f.les {
+				w.appendSeries(slots, vids, strs, f.sample, le, staleV, ts)
+			}
+			w.appendSeries(slots, vids, strs, f.sumName, "", staleV, ts)
+			w.appendSeries(slots, vids, strs, f.countName, "", staleV, ts)
+			return
+		}
+		w.appendSeries(slots, vids, strs, f.sample, "", staleV, ts)
+		return
+	}
+	switch f.kind {
+	case core.KindCount:
+		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
+	case core.KindSum:
+		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadSum(), ts)
+	case core.KindLastValue:
+		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
+	case core.KindDistribution:
+		st := s.ReadDist(w.buckets)
+		var cum int64
+		for i, c := range w.buckets {
+			cum += c
+			w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts)
+		}
+		w.appendSeries(slots, vids, strs, f.sumName, "", st.Sum, ts)
+		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
 	}
 }
 

@@ -589,11 +589,15 @@ func TestStartStop(t *testing.T) {
 	w := newWriter(t, Options{URL: srv.URL, Interval: 50 * time.Millisecond})
 	w.Start()
 	w.Start() // no-op
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for w.Stats().Exports < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := w.Stop(context.Background()); err != nil {
+	// The final push has seconds (without a deadline it would have one
+	// 50 ms Interval, which a loaded machine can miss).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	pushes := w.Stats().Exports
@@ -604,7 +608,7 @@ func TestStartStop(t *testing.T) {
 	if got := w.Stats().Exports; got != pushes {
 		t.Errorf("pushes went on after Stop: %d then %d", pushes, got)
 	}
-	if err := w.Stop(context.Background()); err != nil { // again: one more push
+	if err := w.Stop(ctx); err != nil { // again: one more push
 		t.Fatal(err)
 	}
 	if len(only(rc.series, p)) == 0 {

@@ -6,12 +6,11 @@
 package accept
 
 import (
-	"compress/gzip"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/zerostat/zerostat/internal/gzipbuf"
 )
 
 // Offer is a media type a handler can produce. When Version is set, a
@@ -102,18 +101,9 @@ func WriteBody(w http.ResponseWriter, r *http.Request, body []byte, contentType 
 		hdr.Add("Vary", "Accept-Encoding")
 	}
 	if compress && AcceptsGzip(r.Header.Get("Accept-Encoding")) {
-		zb := zbufPool.Get().(*zbuffer)
-		defer func() {
-			if cap(zb.b) <= maxPooledBuffer {
-				zb.b = zb.b[:0]
-				zbufPool.Put(zb)
-			}
-		}()
-		zw := getGzip(zb)
-		_, _ = zw.Write(body) // a zbuffer's Write never fails
-		_ = zw.Close()
-		putGzip(zw)
-		body = zb.b
+		zc := gzipPool.Get()
+		defer gzipPool.Put(zc)
+		body = zc.Compress(body)
 		hdr.Set("Content-Encoding", "gzip")
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
@@ -149,32 +139,6 @@ func AcceptsGzip(header string) bool {
 	return star
 }
 
-// zbuffer holds a compressed body until it is written.
-type zbuffer struct{ b []byte }
-
-func (b *zbuffer) Write(p []byte) (int, error) {
-	b.b = append(b.b, p...)
-	return len(p), nil
-}
-
-// maxPooledBuffer is the largest buffer kept for reuse; larger ones are
-// left to the garbage collector (as log/slog's internal/buffer does).
-const maxPooledBuffer = 32 << 20
-
-var zbufPool = sync.Pool{New: func() any { return new(zbuffer) }}
-
-var gzipPool sync.Pool
-
-func getGzip(w io.Writer) *gzip.Writer {
-	if zw, ok := gzipPool.Get().(*gzip.Writer); ok {
-		zw.Reset(w)
-		return zw
-	}
-	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
-	return zw
-}
-
-func putGzip(zw *gzip.Writer) {
-	zw.Reset(io.Discard) // drop the reference to the buffer
-	gzipPool.Put(zw)
-}
+// gzipPool lends the compressors of the handlers' bodies (package
+// gzipbuf: the one gzip compressor the exporters use too).
+var gzipPool gzipbuf.Pool

@@ -85,6 +85,7 @@ type Aggregator struct {
 	// Cold, read by exporters only (kept off the record path's lines).
 	shown []float64 // distribution bounds, sorted, positive, unique, as registered
 	upper bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
+	ex    exemplars // only written by records with attachments (exemplar.go)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,

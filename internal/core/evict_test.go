@@ -231,8 +231,9 @@ func TestEvictRacesRecorders(t *testing.T) {
 			for i := range maps {
 				maps[i] = NewTagMap(tagsOf("k", fmt.Sprint(i)))
 			}
-			// Recorders run until the reader has sealed 500 times (or 3 s
-			// have passed), counting what they record.
+			// Recorders run until the reader has sealed 500 times (an
+			// event, however slow the machine; 120 s is only a safety
+			// net), counting what they record.
 			const G = 4
 			var stop atomic.Bool
 			recorded := make([]int, G)
@@ -273,10 +274,14 @@ func TestEvictRacesRecorders(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { wg.Wait(); close(done) }()
-			deadline := time.Now().Add(3 * time.Second)
+			deadline := time.Now().Add(120 * time.Second)
 			for i := 0; ; i++ {
-				if a.SealSeq() >= 500 || time.Now().After(deadline) {
+				if a.SealSeq() >= 500 {
 					stop.Store(true)
+				}
+				if time.Now().After(deadline) && !stop.Load() {
+					stop.Store(true)
+					t.Errorf("only %d seals in 120 s", a.SealSeq())
 				}
 				select {
 				case <-done:
@@ -291,9 +296,6 @@ func TestEvictRacesRecorders(t *testing.T) {
 					}
 					if total != want {
 						t.Fatalf("read %v in total; want %v (evicted %d)", total, want, a.Evicted())
-					}
-					if a.SealSeq() < 100 {
-						t.Fatalf("only %d seals raced the recorders", a.SealSeq())
 					}
 					t.Logf("%d seals, %d series freed, %d cycles", a.SealSeq(), a.Evicted(), i)
 					return

@@ -47,7 +47,7 @@ type View struct {
 	seq    uint64           // the aggregator's SealSeq when this read began
 	evict  uint64           // evict after this many unchanged reads (0: never)
 	seen   uint64
-	first  bool // this cycle is the tracker's first read of the view
+	born   uint64 // the cycle of the tracker's first read of the view
 	stride int
 	prev   []uint64
 	// Last is free for the exporter: the end of the previous export of the
@@ -120,10 +120,8 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 		return nil
 	}
 	v := t.views[a]
-	if v != nil {
-		v.first = false
-	} else {
-		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2, first: true}
+	if v == nil {
+		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2, born: t.cycle}
 		if a.Kind() == core.KindDistribution {
 			v.stride = 1 + distFixed + len(a.Bounds()) + 1
 		}
@@ -141,7 +139,7 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 // view: its deltas then cover the series' whole life, from the view's
 // start, rather than the interval since the previous export. False on nil
 // (cumulative).
-func (v *View) First() bool { return v != nil && v.first }
+func (v *View) First() bool { return v != nil && v.born == v.seen }
 
 // Done says every series of the view has been read since View: the seals
 // before View are acknowledged, and the series every reader has read
