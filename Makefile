@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector gate gate-measure bench integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc gate gate-measure bench integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -39,6 +39,7 @@ vet:
 	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
 	cd bridge/opencensus && $(GO) vet ./...
 	cd collector && $(GO) vet ./...
+	cd plugin/zgrpc && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -110,12 +111,13 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt
 
 ## bridge: the OpenCensus metricproducer bridge module, tested with
 ## OpenCensus's own Prometheus exporter (-race: it is small).
@@ -138,6 +140,11 @@ otlpgrpc:
 ## minutes on 2 cores, and cached), under -race.
 collector:
 	cd collector && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -race -count=1 -timeout 20m ./... | ( $(TESTSUM) collector )
+
+## zgrpc: the gRPC plug-in's module (its own go.mod keeps gRPC out of the
+## root module): real gRPC traffic on 127.0.0.1, under -race.
+zgrpc:
+	cd plugin/zgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) zgrpc )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

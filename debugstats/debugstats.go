@@ -101,9 +101,10 @@ var _ http.Handler = (*handler)(nil)
 // user's. The page is built in a pooled buffer and written in one piece
 // with its Content-Length.
 //
-// Cost per page view: view.RetrieveData of every view (one allocation per
-// row and a sort), formatting and template execution; recorders are never
-// blocked. Safe for concurrent use.
+// Cost per page view: the registered callbacks (package metric, runtime
+// metrics; see metric.Collect), view.RetrieveData of every view (one
+// allocation per row and a sort), formatting and template execution;
+// recorders are never blocked. Safe for concurrent use.
 func NewHandler(opts Options) http.Handler {
 	h := &handler{opts: opts, snapshot: newSnapshotHandler(opts)}
 	switch {
@@ -243,6 +244,7 @@ func (h *handler) build(now time.Time) *pageModel {
 		Stamp:     strconv.FormatInt(now.UnixNano(), 10),
 		Refresh:   h.refresh,
 	}
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	for i, cv := range core.Views() {
 		if vm := h.buildView(i, cv, now); vm != nil {
 			p.Views = append(p.Views, vm)

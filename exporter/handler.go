@@ -159,6 +159,7 @@ func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJS
 	}
 	defer h.encoders.Put(e)
 	e.only = only
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	now := time.Now()
 	var payload []byte
 	_ = e.encode(now, now, func(p []byte, last bool) error { // emit never fails

@@ -329,7 +329,9 @@ func (w *worker) lookup(name string) (*registered, error) {
 // a row without a key sorts before the rows with it), then the overflow
 // row if the view reached its cardinality limit (see OverflowValue). The
 // data is a snapshot: recorders keep running while it is read. Cost: one
-// allocation per row and a sort.
+// allocation per row and a sort. It does not run callback gauges and
+// counters (package metric): call metric.Collect first for their current
+// values, as every export and scrape does.
 func RetrieveData(viewName string) ([]*Row, error) { return defaultWorker.RetrieveData(viewName) }
 
 // RetrieveData returns the rows of the view named viewName registered in

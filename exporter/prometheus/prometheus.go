@@ -273,6 +273,7 @@ func (x *seriesSorter) Less(i, j int) bool {
 // state (no new view or series since the last call) it allocates nothing
 // beyond growing dst. Safe for concurrent use; calls are serialised.
 func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.gen++

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/selfstats"
@@ -338,7 +339,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	p.exports.Add(1)
 	began := time.Now()
 	retries0, dropped0 := p.retries.Load(), p.dropped.Load()
-	selfstats.RecordViews() // zerostat/live_series, ... in this snapshot
+	core.CollectContext(ctx) // callback gauges and counters (metric, runtime), within half of ctx's time
+	selfstats.RecordViews()  // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	c.err, c.blocked = p.flush(ctx)

@@ -262,6 +262,7 @@ func (w *Writer) Err() error {
 // what one push sends, before it is cut into requests and compressed. For
 // tests and tools; safe for concurrent use (serialised with pushes).
 func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.encode(ts)

@@ -405,3 +405,24 @@ func TestReaderDoesNotStripe(t *testing.T) {
 		t.Error("a single recorder's series striped because a reader held its cell")
 	}
 }
+
+// TestRecordDistNKeepsRoundingErrors: RecordDistN (n copies at once)
+// keeps the rounding errors of the sum and M2 as single records do, so a
+// delta read after a long history of large values is exact (issue 12,
+// item 5).
+func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
+	a := NewAggregator(KindDistribution, nil, []float64{1}, 0)
+	a.RecordDistN(nil, 1e9+0.3, 1_000_000)
+	s := a.AppendSeries(nil)[0]
+	buf := make([]int64, 2)
+	prefix := s.ReadDist(buf)
+	a.RecordDistN(nil, 0.01, 10)
+	a.RecordDistN(nil, 0.03, 10)
+	d := Sub(s.ReadDist(buf), prefix)
+	// 10 x 0.01 + 10 x 0.03 = 0.4, mean 0.02; the running sum, 1e15, has
+	// an ulp of 0.125: without the rounding errors the delta sum would be
+	// a multiple of it.
+	if d.Count != 20 || math.Abs(d.Sum-0.4) > 1e-12 || math.Abs(d.Mean-0.02) > 1e-12 {
+		t.Errorf("delta %+v; want count 20, sum 0.4, mean 0.02", d)
+	}
+}

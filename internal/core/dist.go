@@ -142,12 +142,7 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 	if r == addSealed {
 		return r
 	}
-	if v < math.Float64frombits(c[dMin]) {
-		c[dMin] = math.Float64bits(v)
-	}
-	if v > math.Float64frombits(c[dMax]) {
-		c[dMax] = math.Float64bits(v)
-	}
+	c.minMax(v)
 	n := c[dCount] + 1
 	c[dCount] = n
 	sum := math.Float64frombits(c[dSum])
@@ -176,6 +171,16 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 func twoSumErr(a, b, s float64) float64 {
 	bp := s - a
 	return (a - (s - bp)) + (b - bp)
+}
+
+// minMax updates the cell's Min and Max with v (the cell is locked).
+func (c distCell) minMax(v float64) {
+	if v < math.Float64frombits(c[dMin]) {
+		c[dMin] = math.Float64bits(v)
+	}
+	if v > math.Float64frombits(c[dMax]) {
+		c[dMax] = math.Float64bits(v)
+	}
 }
 
 // bucketIndex returns i such that bounds[i-1] <= v < bounds[i], the
@@ -345,3 +350,65 @@ func (a *Aggregator) CountUpperInclusive() {
 // UpperInclusive reports whether the buckets count b[i-1] < v <= b[i]
 // (CountUpperInclusive) rather than OpenCensus's b[i-1] <= v < b[i].
 func (a *Aggregator) UpperInclusive() bool { return a.upper }
+
+// addN records n copies of v (n >= 1): add with weights (Welford's update
+// of n equal samples at once, the Merge of a sample set of variance 0).
+func (c distCell) addN(bounds []float64, v float64, n uint64) addResult {
+	i := bucketIndex(bounds, v)
+	r := c.lock()
+	if r == addSealed {
+		return r
+	}
+	c.minMax(v)
+	old := c[dCount]
+	c[dCount] = old + n
+	c[dBuckets+i] += n
+	// The running sum and M2 with their rounding errors (see dSumLo), the
+	// product's own error included.
+	fn := float64(n)
+	x := v * fn
+	st := Merge(DistStats{Count: int64(old), Mean: math.Float64frombits(c[dMean]), M2: math.Float64frombits(c[dM2]),
+		Sum: math.Float64frombits(c[dSum]), SumLo: math.Float64frombits(c[dSumLo]), M2Lo: math.Float64frombits(c[dM2Lo])},
+		DistStats{Count: int64(n), Mean: v, Sum: x, SumLo: math.FMA(v, fn, -x)})
+	c[dMean], c[dM2], c[dSum] = math.Float64bits(st.Mean), math.Float64bits(st.M2), math.Float64bits(st.Sum)
+	c[dSumLo], c[dM2Lo] = math.Float64bits(st.SumLo), math.Float64bits(st.M2Lo)
+	c.unlock()
+	return r
+}
+
+// RecordDistN records n copies of v (n 0: nothing) into the series of
+// tags (internal order) of a Distribution aggregator, as n calls of
+// RecordTags would, in one cell update: for collectors that read
+// pre-bucketed counts (runtime/metrics histograms), not for the record
+// path. It does nothing for other kinds. Safe for concurrent use.
+func (a *Aggregator) RecordDistN(tags []Tag, v float64, n uint64) {
+	if n == 0 || a.kind != KindDistribution {
+		return
+	}
+	s, recorded := a.obtain(tags, v)
+	if s == nil {
+		return
+	}
+	if recorded {
+		if n--; n == 0 {
+			return
+		}
+	}
+	cell := s.distCell()
+	if st := s.stripes.Load(); st != nil {
+		if st.seal != nil {
+			cell = nil
+		} else {
+			cell = st.dists[0]
+		}
+	}
+	if cell != nil && cell.addN(a.bounds, v, n) != addSealed {
+		if s.overflow {
+			s.agg.overflowed.Add(n)
+		}
+		return
+	}
+	for ; n > 0; n-- { // sealed (being evicted): rare, the one-by-one path revives it
+		a.RecordTags(tags, v)
+	}
+}

@@ -337,8 +337,53 @@ func writeDoc(r *results, bsText []byte, svgName string) []byte {
 		}
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
 	}
+	writePlugins(r, w)
 	if len(bsText) > 0 {
 		w("## benchstat\n\n```\n%s```\n", bsText)
 	}
 	return b.Bytes()
+}
+
+// pluginTables are the plug-in benchmarks (benchmarks/plugins): the
+// instrumentation's cost per request beside its peers'.
+var pluginTables = []struct {
+	bench, title, note string
+	impls              []string
+}{
+	{"HTTPServer", "HTTP server instrumentation, per request", "One GET through a ServeMux route writing 2 bytes, served in-process to a writer that allocates nothing: `floor` is the bare mux; `zerostat` is plugin/zhttp's Handler (ochttp's default server views and the OpenTelemetry HTTP server views registered); `opencensus` is ochttp.Handler (its default server views; ochttp has no stats-only mode, so its tracing runs at OpenCensus's default sampler); `otel` is otelhttp with an SDK MeterProvider and a no-op tracer; `prometheus` is promhttp's InstrumentHandlerDuration, InstrumentHandlerCounter and InstrumentHandlerResponseSize. The column *added* is the row minus `floor`.",
+		[]string{"floor", "zerostat", "opencensus", "otel", "prometheus"}},
+	{"RPC", "gRPC instrumentation, per unary call (client and server)", "One health-service Check over an in-memory connection (bufconn), instrumented on both sides: `floor` has no stats handler; `noop_handler` a handler that does nothing (what gRPC itself allocates for stats events once any handler is installed); `zerostat` is plugin/zgrpc (ocgrpc's default views and the OpenTelemetry RPC views registered); `opencensus` is ocgrpc; `otel` is otelgrpc with an SDK MeterProvider and a no-op tracer. The column *added* is the row minus `noop_handler`.",
+		[]string{"floor", "noop_handler", "zerostat", "opencensus", "otel"}},
+}
+
+func writePlugins(r *results, w func(string, ...any)) {
+	for _, t := range pluginTables {
+		base := "floor"
+		if t.bench == "RPC" {
+			base = "noop_handler"
+		}
+		b0, ok0 := r.summary(t.bench+"/impl="+base, "ns/op")
+		a0, _ := r.summary(t.bench+"/impl="+base, "allocs/op")
+		if !ok0 {
+			continue
+		}
+		w("## %s\n\n| impl | ns/op | added ns/op | B/op | allocs/op | added allocs/op |\n|---|---|---|---|---|---|\n", t.title)
+		for _, im := range t.impls {
+			n := t.bench + "/impl=" + im
+			ns, ok := r.summary(n, "ns/op")
+			if !ok {
+				continue
+			}
+			by, _ := r.summary(n, "B/op")
+			al, _ := r.summary(n, "allocs/op")
+			added := fmtNs(ns.Center - b0.Center)
+			if im == base {
+				added = "—"
+			} else if d := ns.Center - b0.Center; math.Abs(d) <= (ns.Hi-ns.Lo)/2+(b0.Hi-b0.Lo)/2 {
+				added = "within noise" // the difference is inside the two intervals
+			}
+			w("| %s | %s%s | %s | %.0f | %g | %g |\n", im, fmtNs(ns.Center), pct(ns), added, by.Center, al.Center, al.Center-a0.Center)
+		}
+		w("\n%s\n\n", t.note)
+	}
 }
