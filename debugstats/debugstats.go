@@ -375,15 +375,16 @@ func total(k core.Kind, rows []*view.Row) string {
 	return strconv.Itoa(len(rows)) + " rows"
 }
 
-func isOverflow(r *view.Row) bool {
-	return len(r.Tags) == 1 && r.Tags[0].Key == view.OverflowKey
-}
+func isOverflow(r *view.Row) bool { return r.IsOverflow() }
 
 func rowOf(r *view.Row) rowModel {
 	rm := rowModel{Overflow: isOverflow(r)}
 	rm.Tags = make([]tagModel, len(r.Tags))
 	for i, t := range r.Tags {
 		rm.Tags[i] = tagModel{Key: t.Key.Name(), Value: t.Value}
+	}
+	if rm.Overflow { // shown as OpenTelemetry's attribute, not as its keys set to view.OverflowValue
+		rm.Tags = []tagModel{{Key: view.OverflowKey.Name(), Value: "true"}}
 	}
 	switch d := r.Data.(type) {
 	case *view.CountData:

@@ -87,7 +87,8 @@ type Options struct {
 	// changed for that many exports in a row (0: never): its memory and
 	// its place under the view's cardinality limit are given back once
 	// every delta exporter has sent its final values. Recording its tags
-	// again creates it anew. See docs/reliability.md.
+	// again creates it anew. Last values are never evicted (a constant
+	// gauge is not idle). See docs/reliability.md.
 	EvictIdleAfter int
 	// Resource describes the process. Empty fields get defaults: the
 	// service name "unknown_service:<executable name>", the host name,

@@ -172,7 +172,7 @@ func checkAgainstRetrieveData(t *testing.T, c *collect, f *fixture, seq uint64) 
 				}
 			}
 			k := strings.Join(vals, ",")
-			if len(w.Tags) == 1 && w.Tags[0].Key == view.OverflowKey {
+			if w.IsOverflow() {
 				k = overflowRowKey
 			}
 			g, ok := got[k]

@@ -43,22 +43,38 @@ func (w *worker) RegisterExporter(e Exporter) {
 	w.startLoop()
 }
 
-// UnregisterExporter removes e from the default meter's exporters. It does
-// not wait for an export in progress.
+// UnregisterExporter removes e from the default meter's exporters and
+// waits for a report in progress (a periodic one, or Unregister's final
+// one) to return, as OpenCensus does: once it returns, no report calls e,
+// so e can be closed. It must not be called from an ExportView (it would
+// wait for itself). Safe for concurrent use.
 func UnregisterExporter(e Exporter) { defaultWorker.UnregisterExporter(e) }
 
-// UnregisterExporter removes e from this meter's exporters.
+// UnregisterExporter removes e from this meter's exporters and waits for a
+// report in progress; see the package-level UnregisterExporter.
 func (w *worker) UnregisterExporter(e Exporter) {
+	if !w.removeExporter(e) {
+		return
+	}
+	// A report that loaded the set before the removal may still call e:
+	// reports hold reportMu throughout, so taking it waits them out.
+	w.reportMu.Lock()
+	w.reportMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+}
+
+// removeExporter removes e from the set and reports whether it was there.
+func (w *worker) removeExporter(e Exporter) bool {
 	w.expMu.Lock()
 	defer w.expMu.Unlock()
 	i := indexOf(w.expSet, e)
 	if i < 0 {
-		return
+		return false
 	}
 	w.expSet = slices.Delete(slices.Clone(w.expSet), i, i+1)
 	if len(w.expSet) == 0 {
 		w.stopLoop()
 	}
+	return true
 }
 
 // SetReportingPeriod sets how often the default meter's exporters receive

@@ -35,8 +35,8 @@ type View struct {
 
 	// CardinalityLimit caps the view's live rows (tag-value combinations):
 	// once reached, recordings with new combinations are aggregated into
-	// one overflow row, tagged OverflowKey="true", so totals stay exact and
-	// memory bounded. 0 means the default (see SetDefaultCardinalityLimit);
+	// one overflow row (see OverflowValue and Row.IsOverflow), so totals
+	// stay exact and memory bounded. 0 means the default (see SetDefaultCardinalityLimit);
 	// a negative value means no limit. Not in OpenCensus.
 	CardinalityLimit int
 }
@@ -45,9 +45,24 @@ type View struct {
 // set one, until SetDefaultCardinalityLimit changes it.
 const DefaultCardinalityLimit = 10000
 
-// OverflowKey tags the overflow row of a view that reached its cardinality
-// limit (OpenTelemetry's otel.metric.overflow attribute).
+// OverflowKey is OpenTelemetry's otel.metric.overflow attribute, which
+// zerostat's own exporters (Prometheus, OTLP, remote write, msgpack
+// readers) put on the overflow series of a view that reached its
+// cardinality limit, as "true".
 var OverflowKey = tag.MustNewKey("otel.metric.overflow")
+
+// OverflowValue is the value of every tag of the overflow row that
+// RetrieveData and view.Exporter receive: the row has one tag per key of
+// the view, in key order, each set to OverflowValue, and no other tag. So
+// an OpenCensus-era exporter that maps a row's tags onto the view's keys
+// (by position, or by matching keys in order as OpenCensus's Prometheus
+// exporter does) finds every key and shows the row as, say,
+// method="otel.metric.overflow"; a tag-less overflow tag would index past
+// the view's keys. Row.IsOverflow tells the row apart in Go. Tag values of
+// recordings should not use this value (it is printable ASCII, so they
+// could: such a row would then look like the overflow row to exporters
+// other than Go code using IsOverflow).
+const OverflowValue = "otel.metric.overflow"
 
 var defaultLimit atomic.Int64
 
@@ -317,11 +332,11 @@ func (w *worker) lookup(name string) (*registered, error) {
 // RetrieveData returns the rows of the view named viewName registered in
 // the default meter, sorted by their tag values (key by key, in key order;
 // a row without a key sorts before the rows with it), then the overflow
-// row if the view reached its cardinality limit. The data is a snapshot:
-// recorders keep running while it is read. Cost: one allocation per row
-// and a sort. It does not run callback gauges and counters (package
-// metric): call metric.Collect first for their current values, as every
-// export and scrape does.
+// row if the view reached its cardinality limit (see OverflowValue). The
+// data is a snapshot: recorders keep running while it is read. Cost: one
+// allocation per row and a sort. It does not run callback gauges and
+// counters (package metric): call metric.Collect first for their current
+// values, as every export and scrape does.
 func RetrieveData(viewName string) ([]*Row, error) { return defaultWorker.RetrieveData(viewName) }
 
 // RetrieveData returns the rows of the view named viewName registered in
@@ -362,7 +377,11 @@ func (r *registered) rows() []*Row {
 		rows[i] = &Row{Tags: r.tags(strs, s.ValueIDs()), Data: r.aggData(s)}
 	}
 	if o := r.agg.Overflow(); o != nil {
-		rows = append(rows, &Row{Tags: []tag.Tag{{Key: OverflowKey, Value: "true"}}, Data: r.aggData(o)})
+		tags := make([]tag.Tag, len(r.keys))
+		for i, k := range r.keys {
+			tags[i] = tag.Tag{Key: k, Value: OverflowValue}
+		}
+		rows = append(rows, &Row{Tags: tags, Data: r.aggData(o), overflow: true})
 	}
 	return rows
 }
@@ -419,7 +438,14 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 type Row struct {
 	Tags []tag.Tag // sorted by key; keys without a value are left out
 	Data AggregationData
+
+	overflow bool // see IsOverflow
 }
+
+// IsOverflow reports whether r is the overflow row of a view past its
+// cardinality limit: the recordings of the tag combinations beyond it,
+// with every key of the view set to OverflowValue.
+func (r *Row) IsOverflow() bool { return r.overflow }
 
 // String returns the row as "{ { {k v}... }data }", as OpenCensus does.
 func (r *Row) String() string {

@@ -129,15 +129,18 @@ func toMetric(v *view.View, rows []*view.Row, now time.Time, res *resource.Resou
 	return m
 }
 
-func isOverflow(r *view.Row) bool {
-	return len(r.Tags) == 1 && r.Tags[0].Key == view.OverflowKey
-}
+func isOverflow(r *view.Row) bool { return r.IsOverflow() }
 
 // labelValues gives a row's value of each key, absent where the row has
-// none. Both lists are sorted by key name (the overflow key is not, but
-// only the overflow row has it, alone).
+// none. Both lists are sorted by key name but for the overflow key, last,
+// which only the overflow row has ("true"; its view keys, which
+// RetrieveData sets to view.OverflowValue, are absent here).
 func labelValues(r *view.Row, keys []metricdata.LabelKey) []metricdata.LabelValue {
 	out := make([]metricdata.LabelValue, len(keys))
+	if r.IsOverflow() {
+		out[len(out)-1] = metricdata.NewLabelValue("true")
+		return out
+	}
 	for _, t := range r.Tags {
 		if i := slices.IndexFunc(keys, func(k metricdata.LabelKey) bool { return k.Key == t.Key.Name() }); i >= 0 {
 			out[i] = metricdata.NewLabelValue(t.Value)

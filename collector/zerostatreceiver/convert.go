@@ -19,7 +19,8 @@ import (
 //
 // What the payload cannot say, and so differs from the OTLP exporter's
 // output for the same views: a cumulative point starts at its view's
-// start, not its series' creation; a Sum or LastValue of an Int64
+// start, not its series' creation (but for a row re-created after
+// eviction, which carries its own start); a Sum or LastValue of an Int64
 // measure has double points; a Count view whose description is its
 // measure's keeps it as is; a delta histogram point has no min and max
 // (the payload's cover the series' life, OTLP's the interval); the scope
@@ -101,21 +102,29 @@ func (c *rowConv) each(n int) {
 	} else {
 		c.numbers.EnsureCapacity(n)
 	}
+	rs := c.v.RowStarts // rows re-created after eviction start on their own
 	for i := range c.v.Rows {
-		c.row(&c.v.Rows[i], false)
+		start := c.start
+		if len(rs) > 0 && rs[0].Row == i {
+			if !c.delta {
+				start = pcommon.NewTimestampFromTime(rs[0].Start)
+			}
+			rs = rs[1:]
+		}
+		c.row(&c.v.Rows[i], false, start)
 	}
 	if c.v.Overflow != nil { // last, as the OTLP exporter writes it
-		c.row(c.v.Overflow, true)
+		c.row(c.v.Overflow, true, c.start)
 	}
 }
 
-// row appends r's data point.
-func (c *rowConv) row(r *wire.Row, overflow bool) {
+// row appends r's data point, starting at start.
+func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp) {
 	var attrs pcommon.Map
 	v := c.v
 	if v.Aggregation == wire.Distribution {
 		dp := c.hists.AppendEmpty()
-		dp.SetStartTimestamp(c.start)
+		dp.SetStartTimestamp(start)
 		dp.SetTimestamp(c.end)
 		dp.SetCount(r.Count)
 		if !(r.Min < 0) { // OTLP: no sum when negative values were recorded; min is the series' all-time one
@@ -131,7 +140,7 @@ func (c *rowConv) row(r *wire.Row, overflow bool) {
 	} else {
 		dp := c.numbers.AppendEmpty()
 		if !c.gauge {
-			dp.SetStartTimestamp(c.start)
+			dp.SetStartTimestamp(start)
 		}
 		dp.SetTimestamp(c.end)
 		switch v.Aggregation {

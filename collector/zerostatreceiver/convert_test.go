@@ -235,6 +235,22 @@ func TestTimestamps(t *testing.T) {
 	}
 }
 
+// TestRowStart: a cumulative row that carries its own start (re-created
+// after eviction) gets it as its point's start; the other rows the view's.
+func TestRowStart(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := &wire.Payload{Start: t0, End: t0.Add(10 * time.Second), Temporality: wire.Cumulative,
+		Views: []wire.View{{Name: "c", Aggregation: wire.Count, Keys: []string{"k"}, Start: t0,
+			Rows:      []wire.Row{{Values: []string{"a"}, Count: 5}, {Values: []string{"b"}, Count: 1}},
+			RowStarts: []wire.RowStart{{Row: 1, Start: t0.Add(5 * time.Second)}}}}}
+	md := pmetric.NewMetrics()
+	Convert(p, md)
+	dps := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Sum().DataPoints()
+	if a, b := dps.At(0).StartTimestamp().AsTime(), dps.At(1).StartTimestamp().AsTime(); !a.Equal(t0) || !b.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("starts %v and %v; want the view's %v and the row's %v", a, b, t0, t0.Add(5*time.Second))
+	}
+}
+
 // TestConvertEdges: a negative Sum is non-monotonic, a histogram with a
 // negative value has no sum, the overflow row has otel.metric.overflow,
 // process.pid is an integer.

@@ -311,3 +311,45 @@ func TestEvictRacesRecorders(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleCacheTakesNoLock: a TagMap whose cached series was freed, in a
+// view at its limit, records into the overflow row without the
+// aggregator's mutex (issue 12, item 10: it took it on every record). The
+// test holds the mutex while recording: a record that takes it blocks.
+func TestStaleCacheTakesNoLock(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 1)
+	r := a.AddReader()
+	m := NewTagMap(tagsOf("k", "x"))
+	a.RecordMap(m, 1) // m caches x's series
+	a.AppendSeries(nil)[0].Evict()
+	r.Ack(a.SealSeq())
+	a.Sweep()                         // x's series freed; m still points at it
+	a.RecordTags(tagsOf("k", "y"), 1) // y takes the only row
+	a.RecordTags(tagsOf("k", "z"), 1) // the overflow series exists
+	if a.Len() != 1 || a.Overflowed() != 1 {
+		t.Fatalf("len %d overflowed %d; want 1 and 1", a.Len(), a.Overflowed())
+	}
+	a.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			a.RecordMap(m, 1)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		a.mu.Unlock()
+		<-done
+		t.Fatal("a record through a stale cache waited for the aggregator's mutex")
+	}
+	a.mu.Unlock()
+	if a.Overflowed() != 101 {
+		t.Errorf("overflowed %d; want 101", a.Overflowed())
+	}
+	if m.cache[a.slot%cacheSlots].Load() != nil {
+		t.Error("the map still caches the freed series (and keeps its values interned)")
+	}
+	runtime.KeepAlive(r)
+}
