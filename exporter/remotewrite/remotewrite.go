@@ -119,10 +119,15 @@ type Writer struct {
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
 	cuts    []int  // request boundaries in pb
-	counts  []int  // time series per request
-	zb      []byte
-	enc     snappy.Encoder
-	req     push.Request // the request being sent, reused
+	// meta holds the metadata of each request's families, metaCuts its
+	// request boundaries; req1 is one request, series then metadata.
+	meta     []byte
+	metaCuts []int
+	req1     []byte
+	counts   []int // time series per request
+	zb       []byte
+	enc      snappy.Encoder
+	req      push.Request // the request being sent, reused
 }
 
 // New returns a Writer. It fails on invalid options, naming the option.
@@ -204,7 +209,10 @@ func (w *Writer) produce(c *push.Cycle) error {
 	var err error
 	failedAt := 0
 	for i := range w.counts {
-		w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
+		// The request's time series, then its families' metadata: the
+		// field order proto.Marshal writes (timeseries = 1, metadata = 3).
+		w.req1 = append(append(w.req1[:0], w.pb[w.cuts[i]:w.cuts[i+1]]...), w.meta[w.metaCuts[i]:w.metaCuts[i+1]]...)
+		w.zb = w.enc.Append(w.zb[:0], w.req1)
 		r := &w.req
 		*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
 			Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
@@ -266,7 +274,7 @@ func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.encode(ts)
-	return append(dst, w.pb...)
+	return append(append(dst, w.pb...), w.meta...)
 }
 
 // encode writes every registered view's time series into w.pb, and the
@@ -275,7 +283,9 @@ func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
 func (w *Writer) encode(ts int64) {
 	w.gen++
 	w.pb = w.pb[:0]
+	w.meta = w.meta[:0]
 	w.cuts = append(w.cuts[:0], 0)
+	w.metaCuts = append(w.metaCuts[:0], 0)
 	w.counts = w.counts[:0]
 	inReq := 0
 	// cut counts a time series; rowDone ends a request once a row has
@@ -285,6 +295,7 @@ func (w *Writer) encode(ts int64) {
 	rowDone := func() {
 		if inReq >= w.opts.MaxSeriesPerRequest {
 			w.cuts = append(w.cuts, len(w.pb))
+			w.metaCuts = append(w.metaCuts, len(w.meta))
 			w.counts = append(w.counts, inReq)
 			inReq = 0
 		}
@@ -318,7 +329,7 @@ func (w *Writer) encode(ts int64) {
 		if len(w.series) > 0 {
 			// Metadata (type, help, unit) goes with the family's series:
 			// in the request that holds its first series.
-			w.pb = appendMetadata(w.pb, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
+			w.meta = appendMetadata(w.meta, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
 		}
 		for _, s := range w.series {
 			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
@@ -354,6 +365,7 @@ func (w *Writer) encode(ts int64) {
 	}
 	if inReq > 0 {
 		w.cuts = append(w.cuts, len(w.pb))
+		w.metaCuts = append(w.metaCuts, len(w.meta))
 		w.counts = append(w.counts, inReq)
 	}
 }
