@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e gate gate-measure bench bench-scale bench-scale-run integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate gate-measure bench bench-scale bench-scale-run integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -36,6 +36,11 @@ vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
+	cd bridge/opencensus && $(GO) vet ./...
+	cd collector && $(GO) vet ./...
+	cd plugin/zgrpc && $(GO) vet ./...
+	cd otel && $(GO) vet ./...
 
 unit:
 	$(CROSSLANG) $(BACKENDS) $(GO) test -json -count=1 ./... | ( $(TESTSUM) unit )
@@ -80,10 +85,11 @@ fuzz:
 bench-module:
 	cd benchmarks && $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
 
-# The benchmarks the gate reads: the record scenarios of zerostat, the
-# floor and OpenCensus (-count=6 for the statistics), one export for its
+# The benchmarks the gate reads: the record scenarios of zerostat (its
+# bound handles too), the floor, OpenCensus and Prometheus, and the
+# per-request rows of 1 and 8 counters (-count=6 for the statistics), one export for its
 # allocation budget, and records while an exporter faces each fault.
-GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut)/impl=(zerostat|floor|opencensus)$$
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new|otel|otel_attrset|zerostat_otel|zerostat_otel_attrset)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
 ## A failed measurement or a broken rule is measured once more before the
@@ -96,6 +102,7 @@ gate-measure:
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
+	$(GO) test -run '^$$' -bench 'Benchmark(FloorHistogram|Histogram2Tags_RecordWithOptions|Histogram2Tags_Attachments)$$' -benchmem -count=6 -benchtime=100ms ./stats >> benchmarks/out/gate.txt
 
 ## bench: the full side-by-side set, -count=6 (about 26 minutes on 2 cores, 18 of them BenchmarkScale),
 ## then docs/performance.md and docs/performance.svg from the results.
@@ -105,13 +112,14 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	$(MAKE) bench-scale-run
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/scale.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt out/scale.txt
 
 ## bench-scale: BenchmarkScale alone (1k to 1M live series, every SDK;
 ## about 18 minutes on 2 cores, most of it the 1M builds), then only the scale section of
@@ -123,10 +131,38 @@ bench-scale-run:
 	@mkdir -p benchmarks/out
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkScale' -benchmem -count=6 -benchtime=100ms -timeout 0 . > out/scale.txt
 
+## bridge: the OpenCensus metricproducer bridge module, tested with
+## OpenCensus's own Prometheus exporter (-race: it is small).
+bridge:
+	cd bridge/opencensus && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) bridge )
+
 ## e2e: the /debug/stats page in a real headless Chromium (must run, not
 ## skip, once chromium is installed).
 e2e:
 	cd e2e && ZEROSTAT_REQUIRE_CHROMIUM=$$(../scripts/install-chromium.sh --check) $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) e2e )
+
+## otlpgrpc: the OTLP/gRPC module (its own go.mod: google.golang.org/grpc),
+## against a gRPC server on 127.0.0.1, with -race.
+otlpgrpc:
+	cd exporter/otlp/otlpgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otlpgrpc )
+
+## collector: the OpenTelemetry Collector receiver (collector/, its own
+## module) and a real Collector between zerostat's exporters and Prometheus
+## (the Collector is built once by scripts/build-collector.sh, about 2
+## minutes on 2 cores, and cached), under -race.
+collector:
+	cd collector && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -race -count=1 -timeout 20m ./... | ( $(TESTSUM) collector )
+
+## zgrpc: the gRPC plug-in's module (its own go.mod keeps gRPC out of the
+## root module): real gRPC traffic on 127.0.0.1, under -race.
+zgrpc:
+	cd plugin/zgrpc && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) zgrpc )
+
+## otel: the OpenTelemetry MeterProvider module (its own go.mod: it
+## requires go.opentelemetry.io/otel/metric), plain and under -race.
+otel:
+	cd otel && $(GO) test -json -count=1 ./... | ( $(TESTSUM) otel )
+	cd otel && $(GO) test -json -race -count=1 ./... | ( $(TESTSUM) otel-race )
 
 ## screenshot: regenerate docs/debug-stats.png (used by the README).
 screenshot:

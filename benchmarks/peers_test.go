@@ -29,6 +29,7 @@ func init() {
 			{"prometheus", promCounter(0, false, false)},
 			{"victoriametrics", vmCounter(0, false, false)},
 			{"otel", otelCounter(0, false, false)},
+			{"zerostat_otel", otelCounterOn(zotelSetup, 0, false, false)},
 		},
 		"counter_2tags": {
 			{"prometheus", promCounter(2, true, false)},
@@ -37,6 +38,8 @@ func init() {
 			{"victoriametrics_handle", vmCounter(2, false, false)},
 			{"otel", otelCounter(2, true, false)},
 			{"otel_attrset", otelCounter(2, false, false)},
+			{"zerostat_otel", otelCounterOn(zotelSetup, 2, true, false)},
+			{"zerostat_otel_attrset", otelCounterOn(zotelSetup, 2, false, false)},
 		},
 		"histogram_2tags": {
 			{"prometheus", promHist(true, false)},
@@ -45,6 +48,8 @@ func init() {
 			{"victoriametrics_handle", vmHist(false, false)},
 			{"otel", otelHist(true, false)},
 			{"otel_attrset", otelHist(false, false)},
+			{"zerostat_otel", otelHistOn(zotelSetup, true, false)},
+			{"zerostat_otel_attrset", otelHistOn(zotelSetup, false, false)},
 		},
 		"8measures_8tags": {
 			{"prometheus", promCounter(8, true, false)},
@@ -53,6 +58,8 @@ func init() {
 			{"victoriametrics_handle", vmCounter(8, false, false)},
 			{"otel", otelCounter(8, true, false)},
 			{"otel_attrset", otelCounter(8, false, false)},
+			{"zerostat_otel", otelCounterOn(zotelSetup, 8, true, false)},
+			{"zerostat_otel_attrset", otelCounterOn(zotelSetup, 8, false, false)},
 		},
 		"counter_2tags_parallel": {
 			{"prometheus", promCounter(2, true, true)},
@@ -61,6 +68,8 @@ func init() {
 			{"victoriametrics_handle", vmCounter(2, false, true)},
 			{"otel", otelCounter(2, true, true)},
 			{"otel_attrset", otelCounter(2, false, true)},
+			{"zerostat_otel", otelCounterOn(zotelSetup, 2, true, true)},
+			{"zerostat_otel_attrset", otelCounterOn(zotelSetup, 2, false, true)},
 		},
 		"histogram_2tags_parallel": {
 			{"prometheus", promHist(true, true)},
@@ -69,6 +78,8 @@ func init() {
 			{"victoriametrics_handle", vmHist(false, true)},
 			{"otel", otelHist(true, true)},
 			{"otel_attrset", otelHist(false, true)},
+			{"zerostat_otel", otelHistOn(zotelSetup, true, true)},
+			{"zerostat_otel_attrset", otelHistOn(zotelSetup, false, true)},
 		},
 	}
 	for i := range scenarios {
@@ -433,6 +444,10 @@ func vmHist(natural, parallel bool) func(*testing.B) {
 // metric.WithAttributeSet option. A fresh MeterProvider with a ManualReader
 // per invocation (cumulative temporality, default exemplar filter).
 
+// otelSetupFunc returns a fresh meter and a function collecting what it
+// recorded.
+type otelSetupFunc func(b *testing.B) (metric.Meter, func() metricdata.ResourceMetrics)
+
 func otelSetup(b *testing.B) (metric.Meter, func() metricdata.ResourceMetrics) {
 	b.Helper()
 	r := sdkmetric.NewManualReader()
@@ -485,8 +500,14 @@ func otelAttrs(n int) []attribute.KeyValue {
 }
 
 func otelCounter(nkeys int, natural, parallel bool) func(*testing.B) {
+	return otelCounterOn(otelSetup, nkeys, natural, parallel)
+}
+
+// otelCounterOn runs the counter scenarios on the MeterProvider setup
+// returns: the SDK's (otelSetup) or zerostat's (zotelSetup).
+func otelCounterOn(setup otelSetupFunc, nkeys int, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
-		meter, collect := otelSetup(b)
+		meter, collect := setup(b)
 		ctx := context.Background()
 		if nkeys == 0 {
 			c, err := meter.Int64Counter("counter_notags")
@@ -580,8 +601,14 @@ func otelCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 }
 
 func otelHist(natural, parallel bool) func(*testing.B) {
+	return otelHistOn(otelSetup, natural, parallel)
+}
+
+// otelHistOn runs the histogram scenarios on the MeterProvider setup
+// returns.
+func otelHistOn(setup otelSetupFunc, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
-		meter, collect := otelSetup(b)
+		meter, collect := setup(b)
 		ctx := context.Background()
 		h, err := meter.Float64Histogram("histogram_2tags", metric.WithExplicitBucketBoundaries(histBounds[:]...))
 		if err != nil {

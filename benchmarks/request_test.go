@@ -259,3 +259,98 @@ func reqVM(n int, natural bool) func(*testing.B) {
 		}
 	}
 }
+
+// Bound handles in the record scenarios (issue 15), as impl=zerostat_handle:
+// the measure and its tag set resolved once by Int64Measure.Bind or
+// Float64Measure.Bind, then Record per iteration.
+func init() {
+	handles := map[string]func(*testing.B){
+		"counter_notags":           zsHandleCounter(0, false),
+		"counter_2tags":            zsHandleCounter(2, false),
+		"counter_2tags_parallel":   zsHandleCounter(2, true),
+		"histogram_2tags":          zsHandleHist(false),
+		"histogram_2tags_parallel": zsHandleHist(true),
+		"8measures_8tags":          zsHandle8x8,
+	}
+	for i := range scenarios {
+		if fn := handles[scenarios[i].name]; fn != nil {
+			scenarios[i].impls = append(scenarios[i].impls, impl{"zerostat_handle", fn})
+		}
+	}
+}
+
+func zsHandleCounter(nkeys int, parallel bool) func(*testing.B) {
+	return func(b *testing.B) {
+		m := stats.Int64("bench/handle/counter", "", stats.UnitDimensionless)
+		keys := zsKeys(keys2[:nkeys]...)
+		name := uniq("handle_counter")
+		defer zsRegister(b, &view.View{Name: name, Measure: m, Aggregation: view.Sum(), TagKeys: keys})()
+		h := m.Bind(tag.FromContext(zsCtx(b, keys)))
+		b.ReportAllocs()
+		var n int
+		if parallel {
+			b.ResetTimer()
+			n = total(parallelCounts(b, func(int) { h.Record(1) }))
+		} else {
+			for b.Loop() {
+				h.Record(1)
+			}
+			n = b.N
+		}
+		b.StopTimer()
+		checkSum(b, "zerostat", name, zsRow(b, name, nkeys).(*view.SumData).Value, float64(n))
+	}
+}
+
+func zsHandleHist(parallel bool) func(*testing.B) {
+	return func(b *testing.B) {
+		m := stats.Float64("bench/handle/histogram", "", stats.UnitMilliseconds)
+		keys := zsKeys(keys2...)
+		name := uniq("handle_histogram")
+		defer zsRegister(b, &view.View{Name: name, Measure: m, Aggregation: view.Distribution(histBounds[:]...), TagKeys: keys})()
+		h := m.Bind(tag.FromContext(zsCtx(b, keys)))
+		b.ReportAllocs()
+		var counts []int
+		if parallel {
+			b.ResetTimer()
+			counts = parallelCounts(b, func(i int) { h.Record(histValues[i&1023]) })
+		} else {
+			i := 0
+			for b.Loop() {
+				h.Record(histValues[i&1023])
+				i++
+			}
+			counts = []int{i}
+		}
+		b.StopTimer()
+		d := zsRow(b, name, 2).(*view.DistributionData)
+		checkDist(b, "zerostat", name, d.Count, d.CountPerBucket, d.Mean, counts)
+	}
+}
+
+func zsHandle8x8(b *testing.B) {
+	keys := zsKeys(keys8...)
+	tm := tag.FromContext(zsCtx(b, keys))
+	var hs [8]*stats.Int64Handle
+	var names [8]string
+	for j := range hs {
+		m := stats.Int64(fmt.Sprintf("bench/8measures_8tags/m%d", j), "", stats.UnitDimensionless)
+		names[j] = uniq(fmt.Sprintf("8measures_8tags/handle/m%d", j))
+		defer zsRegister(b, &view.View{Name: names[j], Measure: m, Aggregation: view.Sum(), TagKeys: keys})()
+		hs[j] = m.Bind(tm)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		hs[0].Record(1)
+		hs[1].Record(2)
+		hs[2].Record(3)
+		hs[3].Record(4)
+		hs[4].Record(5)
+		hs[5].Record(6)
+		hs[6].Record(7)
+		hs[7].Record(8)
+	}
+	for j, name := range names {
+		checkSum(b, "zerostat", name, zsRow(b, name, 8).(*view.SumData).Value, float64(b.N)*float64(j+1))
+	}
+}

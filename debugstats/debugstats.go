@@ -2,8 +2,11 @@ package debugstats
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -97,9 +101,10 @@ var _ http.Handler = (*handler)(nil)
 // user's. The page is built in a pooled buffer and written in one piece
 // with its Content-Length.
 //
-// Cost per page view: view.RetrieveData of every view (one allocation per
-// row and a sort), formatting and template execution; recorders are never
-// blocked. Safe for concurrent use.
+// Cost per page view: the registered callbacks (package metric, runtime
+// metrics; see metric.Collect), view.RetrieveData of every view (one
+// allocation per row and a sort), formatting and template execution;
+// recorders are never blocked. Safe for concurrent use.
 func NewHandler(opts Options) http.Handler {
 	h := &handler{opts: opts, snapshot: newSnapshotHandler(opts)}
 	switch {
@@ -206,6 +211,17 @@ type (
 		Count                         int64
 		Mean, Min, Max, P50, P90, P99 string
 		Chart                         chart
+		Exemplars                     []exemplarModel
+	}
+
+	// exemplarModel is a bucket's latest exemplar
+	// (view.DistributionData.ExemplarsPerBucket).
+	exemplarModel struct {
+		Bucket      string // "[10, 100)"
+		Value       string
+		At          string // RFC 3339, milliseconds
+		Trace, Span string // hex IDs of a stats.SpanContext attachment
+		Attachments string // the others, "k=v" sorted by key
 	}
 
 	exporterModel struct {
@@ -228,6 +244,7 @@ func (h *handler) build(now time.Time) *pageModel {
 		Stamp:     strconv.FormatInt(now.UnixNano(), 10),
 		Refresh:   h.refresh,
 	}
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	for i, cv := range core.Views() {
 		if vm := h.buildView(i, cv, now); vm != nil {
 			p.Views = append(p.Views, vm)
@@ -358,15 +375,16 @@ func total(k core.Kind, rows []*view.Row) string {
 	return strconv.Itoa(len(rows)) + " rows"
 }
 
-func isOverflow(r *view.Row) bool {
-	return len(r.Tags) == 1 && r.Tags[0].Key == view.OverflowKey
-}
+func isOverflow(r *view.Row) bool { return r.IsOverflow() }
 
 func rowOf(r *view.Row) rowModel {
 	rm := rowModel{Overflow: isOverflow(r)}
 	rm.Tags = make([]tagModel, len(r.Tags))
 	for i, t := range r.Tags {
 		rm.Tags[i] = tagModel{Key: t.Key.Name(), Value: t.Value}
+	}
+	if rm.Overflow { // shown as OpenTelemetry's attribute, not as its keys set to view.OverflowValue
+		rm.Tags = []tagModel{{Key: view.OverflowKey.Name(), Value: "true"}}
 	}
 	switch d := r.Data.(type) {
 	case *view.CountData:
@@ -387,8 +405,40 @@ func rowOf(r *view.Row) rowModel {
 			P99:   formatFloat(quantile(b, d, 0.99)),
 			Chart: barChart(b, d),
 		}
+		rm.Dist.Exemplars = exemplarsOf(b, d.ExemplarsPerBucket)
 	}
 	return rm
+}
+
+// exemplarsOf renders the buckets' exemplars, in bucket order.
+func exemplarsOf(bounds []float64, exs []*view.Exemplar) []exemplarModel {
+	var out []exemplarModel
+	for i, e := range exs {
+		if e == nil {
+			continue
+		}
+		lo, hi := "-Inf", "+Inf"
+		if i > 0 && i-1 < len(bounds) {
+			lo = formatFloat(bounds[i-1])
+		}
+		if i < len(bounds) {
+			hi = formatFloat(bounds[i])
+		}
+		m := exemplarModel{Bucket: "[" + lo + ", " + hi + ")", Value: formatFloat(e.Value),
+			At: e.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z07:00")}
+		var attrs []string
+		for k, v := range e.Attachments {
+			if sc, ok := v.(stats.SpanContext); ok && k == stats.AttachmentKeySpanContext {
+				m.Trace, m.Span = hex.EncodeToString(sc.TraceID[:]), hex.EncodeToString(sc.SpanID[:])
+				continue
+			}
+			attrs = append(attrs, k+"="+fmt.Sprint(v))
+		}
+		slices.Sort(attrs)
+		m.Attachments = strings.Join(attrs, " ")
+		out = append(out, m)
+	}
+	return out
 }
 
 // snapshotLink returns the link to a view's snapshot in format.

@@ -2,7 +2,8 @@
 // the spirit of OpenCensus's zPages: for each view its description, unit,
 // aggregation, tag keys and rows; distributions as inline SVG bar charts of
 // their bucket counts with count, mean, min, max and p50, p90 and p99
-// estimated from the buckets; each view's live rows against its
+// estimated from the buckets, and each bucket's latest exemplar (value,
+// time, trace and span IDs, attachments); each view's live rows against its
 // cardinality limit and the recordings that overflowed it; and the health
 // of the exporters it is given. The page reloads itself every few seconds
 // and links each view to its snapshot in JSON and in zerostat's msgpack

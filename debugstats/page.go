@@ -52,7 +52,7 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Rows}}<table class="rows">
 <thead><tr><th>tags</th>{{if .IsDist}}<th class="num">count</th><th class="num">mean</th><th class="num">min</th><th class="num">max</th><th class="num">p50</th><th class="num">p90</th><th class="num">p99</th><th>buckets <span class="legend p50">p50</span> <span class="legend p99">p99</span></th>{{else}}<th class="num">value</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr class="row{{if .Overflow}} overflow{{end}}"><td class="tags">{{range .Tags}}<span class="tag"><span class="k">{{.Key}}</span>=<span class="v">{{.Value}}</span></span>{{else}}<span class="none">no tags</span>{{end}}{{if .Overflow}} <span class="badge warn">over the limit</span>{{end}}</td>{{with .Dist}}<td class="num count">{{.Count}}</td><td class="num">{{.Mean}}</td><td class="num">{{.Min}}</td><td class="num">{{.Max}}</td><td class="num p50">{{.P50}}</td><td class="num p90">{{.P90}}</td><td class="num p99">{{.P99}}</td><td class="chart">{{template "chart" .Chart}}</td>{{else}}<td class="num value">{{.Value}}</td>{{end}}</tr>
+{{range .Rows}}<tr class="row{{if .Overflow}} overflow{{end}}"><td class="tags">{{range .Tags}}<span class="tag"><span class="k">{{.Key}}</span>=<span class="v">{{.Value}}</span></span>{{else}}<span class="none">no tags</span>{{end}}{{if .Overflow}} <span class="badge warn">over the limit</span>{{end}}</td>{{with .Dist}}<td class="num count">{{.Count}}</td><td class="num">{{.Mean}}</td><td class="num">{{.Min}}</td><td class="num">{{.Max}}</td><td class="num p50">{{.P50}}</td><td class="num p90">{{.P90}}</td><td class="num p99">{{.P99}}</td><td class="chart">{{template "chart" .Chart}}{{if .Exemplars}}<ul class="exemplars">{{range .Exemplars}}<li class="exemplar" title="recorded {{.At}}"><span class="bucket">{{.Bucket}}</span> <span class="value">{{.Value}}</span>{{if .Trace}} trace <code class="trace">{{.Trace}}</code> span <code class="span">{{.Span}}</code>{{end}}{{if .Attachments}} <span class="attachments">{{.Attachments}}</span>{{end}}</li>{{end}}</ul>{{end}}</td>{{else}}<td class="num value">{{.Value}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{if .Hidden}}<p class="more">{{.Hidden}} more rows are not shown: the <a href="{{.JSONURL}}">JSON snapshot</a> has them all.</p>
@@ -103,6 +103,8 @@ a:hover{text-decoration:underline}
 td.error{color:var(--bad);font-size:13px;max-width:420px}
 tr.overflow td{background:#fff8f0}
 td.chart{padding:4px 10px;width:1%}
+ul.exemplars{list-style:none;margin:2px 0 0;padding:0;font-size:11px;white-space:nowrap}
+ul.exemplars code{font-size:11px}
 svg{display:inline-block;vertical-align:middle}
 svg.hist .bar{fill:var(--bar)}
 svg.hist .bar:hover{fill:#1f5fa3}

@@ -53,7 +53,6 @@ func fullSnapshot(t *testing.T) *wire.Payload {
 	return p
 }
 
-
 func serve(t *testing.T, h http.Handler, target string) (*http.Response, []byte) {
 	t.Helper()
 	rec := httptest.NewRecorder()

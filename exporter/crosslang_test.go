@@ -11,8 +11,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
@@ -27,6 +29,7 @@ type crossRow struct {
 	Max      *float64          `json:"max"`
 	SumSqDev *float64          `json:"sum_sq_dev"`
 	Buckets  []uint64          `json:"buckets"`
+	Start    *string           `json:"start"`
 }
 
 type crossOut struct {
@@ -53,6 +56,9 @@ type crossOut struct {
 // `make test` installs (scripts/test-deps.sh). Without them the test skips,
 // saying so; with ZEROSTAT_REQUIRE_CROSSLANG=1 it fails instead.
 func TestCrossLanguageDecode(t *testing.T) {
+	// A row re-created after eviction carries its own start (first, so
+	// that the evicting exporter does not evict the fixture's rows too).
+	restart := restartedRow(t)
 	f := newFixture(t, 60)
 	f.record(t, 60, 2)
 	// A view over its cardinality limit: its overflow row must cross too.
@@ -126,6 +132,11 @@ func TestCrossLanguageDecode(t *testing.T) {
 				t.Errorf("%s start %s; Go decoded %v", tc.lang, got.Start, goP.Start)
 			}
 			compareCross(t, tc.lang, f, &got)
+			rv := got.Views[restart.name]
+			if len(rv.Rows) != 1 || rv.Rows[0].Start == nil || !sameInstant(t, *rv.Rows[0].Start, restart.start.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
+				rv.Rows[0].Sum == nil || *rv.Rows[0].Sum != 1 {
+				t.Errorf("%s: restarted row %+v; want sum 1 since %v", tc.lang, rv.Rows, restart.start)
+			}
 		})
 	}
 }
@@ -169,6 +180,9 @@ func compareCross(t *testing.T, lang string, f *fixture, got *crossOut) {
 			for _, tg := range w.Tags {
 				tags[tg.Key.Name()] = tg.Value
 			}
+			if w.IsOverflow() {
+				tags = map[string]string{"otel.metric.overflow": "true"}
+			}
 			g, ok := byTags[tagKey(tags)]
 			if !ok {
 				t.Errorf("%s %s: row %v missing", lang, name, tags)
@@ -205,4 +219,44 @@ func tagKey(m map[string]string) string {
 	}
 	sort.Strings(ks)
 	return strings.Join(ks, ",")
+}
+
+type restarted struct {
+	name  string
+	start time.Time
+}
+
+// restartedRow registers a sum view whose one row is evicted (through a
+// delta exporter with EvictIdleAfter) and recorded again: a cumulative
+// payload then gives the new row its own start.
+func restartedRow(t *testing.T) restarted {
+	m := stats.Int64("crosslang/restart", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(v) })
+	ctx, err := tag.New(context.Background(), tag.Upsert(keyRoute, "/again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats.Record(ctx, m.M(5))
+	ev, err := New(FuncSink(func(context.Context, Payload) error { return nil }), Options{Temporality: Delta, EvictIdleAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // reads the record, finds it idle (seal), reads it sealed (free)
+		if err := ev.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ev.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stats.Record(ctx, m.M(1)) // a new series: 5 -> 1 for a cumulative reader
+	rows, err := view.RetrieveData(v.Name)
+	if err != nil || len(rows) != 1 || rows[0].Data.(*view.SumData).Value != 1 {
+		t.Fatalf("rows %v, %v; want the re-created row's 1", rows, err)
+	}
+	return restarted{name: v.Name, start: rows[0].Data.(*view.SumData).Start}
 }

@@ -26,7 +26,8 @@
 // stable ids when their view or series was created, so an export maps ids
 // through an array and hashes no string.
 //
-// Options choose the temporality (cumulative, as OpenCensus, or delta),
+// Options choose the temporality (cumulative, as OpenCensus, or delta; or
+// OpenTelemetry's preference per kind of view, TemporalityPreference),
 // a payload size cap (larger snapshots are split into self-contained
 // payloads), gzip compression and its level, and a timeout per send. Stop
 // exports a final snapshot, so nothing recorded before it is left unsent.
@@ -38,6 +39,13 @@
 // more by every delta exporter with its final values, then freed; a record
 // arriving meanwhile revives it. docs/reliability.md has the details and
 // what cumulative readers see.
+//
+// With Options.FromEnv, OpenTelemetry's variables configure what they
+// name: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES the Resource (see
+// Resource.FromEnv, which every exporter's FromEnv uses),
+// OTEL_METRIC_EXPORT_INTERVAL the Interval and
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE the preference; options
+// set in code win, and an invalid value fails New naming the variable.
 //
 // An Exporter is safe for concurrent use; exports are serialised.
 package exporter

@@ -82,22 +82,29 @@ type encoder struct {
 	series  []*core.Series
 	buckets []int64
 	delta   *delta.Tracker // nil: cumulative
+	kinds   delta.Kinds    // the kinds read through delta
 
 	// The payload being written.
 	seq       uint64
 	part      uint64
-	start     time.Time
+	start     time.Time // delta: the interval's start (the previous export's end)
 	end       time.Time
-	lastOff   int // offset of the header's "last" bool
-	viewsOff  int // offset of the views array32 header
+	payStart  time.Time // the payload's header.start (see beginView)
+	startOff  int       // offset of the header's start, patched by endPayload
+	lastOff   int       // offset of the header's "last" bool
+	viewsOff  int       // offset of the views array32 header
 	nViews    uint32
 	points    int // rows in the payload being written
 	oversized int // payloads that exceeded maxBytes (a single row too large)
 }
 
-func newEncoder(maxBytes int, t wire.Temporality, evictIdleAfter int, resource []wire.Attribute) *encoder {
-	e := &encoder{maxBytes: maxBytes, temporality: t}
-	if t == wire.Delta {
+// newEncoder returns an encoder reading the kinds of kinds as deltas (a
+// payload with any is a Delta one: a view of another kind is cumulative,
+// and is a LastValue, whose row is its last value in either temporality).
+func newEncoder(maxBytes int, kinds delta.Kinds, evictIdleAfter int, resource []wire.Attribute) *encoder {
+	e := &encoder{maxBytes: maxBytes, kinds: kinds}
+	if kinds.Any() {
+		e.temporality = wire.Delta
 		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 	for _, a := range resource {
@@ -128,7 +135,11 @@ func (e *encoder) beginPayload() {
 	b := msgpack.AppendArrayHeader(e.buf, wire.EnvelopeLen)
 	b = msgpack.AppendUint(b, wire.Version)
 	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
-	b = msgpack.AppendTime(b, e.start)
+	// header.start depends on the payload's views: written in the fixed
+	// 96-bit form and patched when the payload ends.
+	e.startOff = len(b)
+	e.payStart = e.start
+	b = msgpack.AppendTime96(b, e.start)
 	b = msgpack.AppendTime(b, e.end)
 	b = msgpack.AppendUint(b, uint64(e.temporality))
 	b = msgpack.AppendUint(b, e.seq)
@@ -149,6 +160,7 @@ func (e *encoder) beginPayload() {
 // next beginPayload.
 func (e *encoder) endPayload(last bool) []byte {
 	msgpack.PatchArray32(e.buf, e.viewsOff, e.nViews)
+	msgpack.PatchTime96(e.buf, e.startOff, e.payStart)
 	if last {
 		e.buf[e.lastOff] = msgpack.True
 	}
@@ -164,8 +176,16 @@ func (e *encoder) endPayload(last bool) []byte {
 }
 
 // beginView writes v's header and returns the offset of its rows header.
-func (e *encoder) beginView(v *core.View) int {
+// It moves the payload's header.start back to v's start when v's values
+// began before it: in a cumulative payload, header.start is the earliest
+// start of its views; in a delta one, the interval's start, or the view's
+// start if this is the first read of the view (its values then cover its
+// whole life). A caller that drops the view again restores payStart.
+func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	a := v.Agg
+	if s := a.Start(); (e.delta == nil || st.First()) && s.Before(e.payStart) {
+		e.payStart = s
+	}
 	b := msgpack.AppendArrayHeader(e.buf, wire.ViewLen)
 	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
 	b = msgpack.AppendUint(b, uint64(e.str(v.DescriptionID)))
@@ -188,10 +208,15 @@ func (e *encoder) beginView(v *core.View) int {
 }
 
 // appendRow writes a row: vids (the tag values; none for the overflow
-// row), then the data.
-func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
+// row), then the data, then start when it is not zero (a cumulative row
+// whose series may restart a freed one's values: see core.Series.AfterFree).
+func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values, start time.Time) {
 	e.points++
-	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(wire.RowLen(wire.Aggregation(kind), len(vids))))
+	n := wire.RowLen(wire.Aggregation(kind), len(vids))
+	if !start.IsZero() {
+		n++
+	}
+	e.buf = msgpack.AppendArrayHeader(e.buf, uint32(n))
 	for _, sid := range vids {
 		e.buf = msgpack.AppendUint(e.buf, uint64(e.str(sid)))
 	}
@@ -215,6 +240,9 @@ func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values) {
 			b = msgpack.AppendUint(b, uint64(c))
 		}
 	}
+	if !start.IsZero() {
+		b = msgpack.AppendTime(b, start)
+	}
 	e.buf = b
 }
 
@@ -230,12 +258,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	e.end = end
 	e.start = start
 	if e.temporality == wire.Cumulative {
-		e.start = end
-		for _, v := range views {
-			if s := v.Agg.Start(); s.Before(e.start) {
-				e.start = s
-			}
-		}
+		e.start = end // moved back by each view written (beginView)
 	}
 	e.beginPayload()
 	e.delta.Begin()
@@ -248,7 +271,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		}
 		a := v.Agg
 		kind := a.Kind()
-		st := e.delta.View(a)
+		var st *delta.View // nil: read cumulatively
+		if e.kinds.Has(kind) {
+			st = e.delta.View(a)
+		}
 		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
 			e.buckets = make([]int64, n)
 		}
@@ -268,20 +294,24 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			})
 		}
 
-		viewMark, tabMark := len(e.buf), len(e.tab.order)
-		rowsOff := e.beginView(v)
+		viewMark, tabMark, startMark := len(e.buf), len(e.tab.order), e.payStart
+		rowsOff := e.beginView(v, st)
 		var nRows uint32
 		// The rows, then the overflow row (written as the view's last
 		// element; nil when there is none or in a part that ends early).
 		rowsDone := false
 		for i := 0; i <= len(rows); i++ {
 			var vids []uint32
+			var start time.Time
 			if i < len(rows) {
 				s := rows[i]
 				if !delta.Read(kind, s, st, e.buckets, &rv) {
 					continue
 				}
 				vids = s.ValueIDs()
+				if e.delta == nil && s.AfterFree() {
+					start = s.Start()
+				}
 			} else {
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true
@@ -294,6 +324,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 						e.buf = e.buf[:viewMark]
 						e.tab.rollback(tabMark, e.strs)
 						e.nViews--
+						e.payStart = startMark
 						break
 					}
 					e.buf = msgpack.AppendNil(e.buf)
@@ -301,7 +332,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				}
 			}
 			rowMark, rowTab := len(e.buf), len(e.tab.order)
-			e.appendRow(kind, vids, &rv)
+			e.appendRow(kind, vids, &rv, start)
 			// A row must leave room for the view's overflow slot (a nil
 			// when it has none), which follows the rows.
 			need := e.size()
@@ -321,6 +352,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				e.buf = e.buf[:viewMark]
 				e.tab.rollback(tabMark, e.strs)
 				e.nViews--
+				e.payStart = startMark
 			} else {
 				e.buf = e.buf[:rowMark]
 				e.tab.rollback(rowTab, e.strs)
@@ -333,13 +365,13 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				return err
 			}
 			e.beginPayload()
-			viewMark, tabMark = len(e.buf), len(e.tab.order)
-			rowsOff = e.beginView(v)
+			viewMark, tabMark, startMark = len(e.buf), len(e.tab.order), e.payStart
+			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
-				e.appendRow(kind, vids, &rv)
+				e.appendRow(kind, vids, &rv, start)
 				break
 			}
-			e.appendRow(kind, vids, &rv)
+			e.appendRow(kind, vids, &rv, start)
 			nRows = 1
 		}
 		st.Done() // every series of the view read: acknowledge its seals

@@ -52,8 +52,15 @@ type Retry = push.Retry
 type Options struct {
 	// Interval between exports.
 	Interval time.Duration
-	// Temporality of the values: Cumulative (as OpenCensus) or Delta.
+	// Temporality of the values: Cumulative (as OpenCensus) or Delta
+	// (every view, LastValue included: see TemporalityPreference).
 	Temporality wire.Temporality
+	// TemporalityPreference, if set, chooses the temporality per kind of
+	// view as OpenTelemetry's preference does: PreferDelta or
+	// PreferLowMemory make Count, Sum and Distribution views delta and
+	// LastValue views cumulative. The payload's temporality is then Delta.
+	// It cannot be set with Temporality Delta.
+	TemporalityPreference TemporalityPreference
 	// MaxPayloadBytes caps a payload's size before compression; a larger
 	// snapshot is split into several self-contained payloads. A single row
 	// larger than the cap is sent alone, oversized. At least 1 KiB.
@@ -80,7 +87,8 @@ type Options struct {
 	// changed for that many exports in a row (0: never): its memory and
 	// its place under the view's cardinality limit are given back once
 	// every delta exporter has sent its final values. Recording its tags
-	// again creates it anew. See docs/reliability.md.
+	// again creates it anew. Last values are never evicted (a constant
+	// gauge is not idle). See docs/reliability.md.
 	EvictIdleAfter int
 	// Resource describes the process. Empty fields get defaults: the
 	// service name "unknown_service:<executable name>", the host name,
@@ -93,6 +101,15 @@ type Options struct {
 	// starting to fail, and recovering. nil: slog.Default(); a logger on
 	// slog.DiscardHandler silences it.
 	Logger *slog.Logger
+	// FromEnv reads OpenTelemetry's environment variables into the
+	// options left unset: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
+	// into Resource (see Resource.FromEnv), OTEL_METRIC_EXPORT_INTERVAL
+	// (milliseconds) into Interval, and
+	// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE into
+	// TemporalityPreference when neither it nor Temporality is set. An
+	// invalid value fails New with an error naming the variable. Without
+	// FromEnv no variable is read.
+	FromEnv bool
 	// Name tags this exporter's self-observability (package selfstats,
 	// tag "sink"). Default: "http", "writer" or "func" after the sink.
 	Name string
@@ -199,7 +216,17 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	if opts.Temporality != Cumulative && opts.Temporality != Delta {
 		return nil, fmt.Errorf("exporter: unknown Temporality %d", opts.Temporality)
 	}
-	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, opts.Temporality == Delta); err != nil {
+	if opts.FromEnv {
+		var err error
+		if opts, err = opts.fromEnv(); err != nil {
+			return nil, fmt.Errorf("exporter: %w", err)
+		}
+	}
+	kinds, err := delta.NewKinds(opts.Temporality == Delta, opts.TemporalityPreference, "exporter: ")
+	if err != nil {
+		return nil, err
+	}
+	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, kinds.Any()); err != nil {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	e := &Exporter{sink: sink, lastEnd: time.Now()}
@@ -228,7 +255,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	pipe, err := push.New(push.Config{
 		Name: opts.Name, Target: target,
 		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
-		Queue: opts.Temporality == Delta, MaxQueuedBytes: opts.MaxQueuedBytes,
+		Queue: kinds.Any(), MaxQueuedBytes: opts.MaxQueuedBytes,
 		Logger: opts.Logger, OnError: opts.OnError,
 	}, e.transport, "exporter: ")
 	if err != nil {
@@ -239,7 +266,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	c := pipe.Config()
 	opts.Interval, opts.Timeout, opts.Retry, opts.MaxQueuedBytes = c.Interval, c.Timeout, c.Retry, c.MaxQueuedBytes
 	e.opts = opts
-	e.enc = newEncoder(opts.MaxPayloadBytes, opts.Temporality, opts.EvictIdleAfter, opts.Resource.attributes())
+	e.enc = newEncoder(opts.MaxPayloadBytes, kinds, opts.EvictIdleAfter, opts.Resource.attributes())
 	return e, nil
 }
 
@@ -251,13 +278,8 @@ func (e *Exporter) Start() { e.pipe.Start(e.Export) }
 // while the sink works. Within ctx's deadline it retries as an export does;
 // it returns an error saying what it could not send.
 func (e *Exporter) Stop(ctx context.Context) error {
-	return e.pipe.Stop(ctx, func(ctx context.Context) error {
-		return e.pipe.Export(ctx, func(c *push.Cycle) error {
-			err := e.produce(c)
-			e.enc.delta.Close() // no longer a reader evicted series wait for
-			return err
-		})
-	})
+	// Once stopped, no longer a reader that evicted series wait for.
+	return e.pipe.Stop(ctx, e.produceFn, e.enc.delta.Close)
 }
 
 // Export sends the payloads queued by earlier failed delta exports, then

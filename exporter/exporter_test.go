@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -171,7 +172,7 @@ func checkAgainstRetrieveData(t *testing.T, c *collect, f *fixture, seq uint64) 
 				}
 			}
 			k := strings.Join(vals, ",")
-			if len(w.Tags) == 1 && w.Tags[0].Key == view.OverflowKey {
+			if w.IsOverflow() {
 				k = overflowRowKey
 			}
 			g, ok := got[k]
@@ -550,7 +551,8 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		enc := newEncoder(tc.max, tc.t, 0, Resource{ServiceName: "s"}.attributes())
+		kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
+		enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
 		var n int
 		emit := func(p []byte, last bool) error { n += len(p); return nil }
 		now := time.Now()

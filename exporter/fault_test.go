@@ -155,6 +155,9 @@ func TestFaultsRecoverExactly(t *testing.T) {
 				}
 
 				// Recovery: the totals received are exactly the totals recorded.
+				if fault != "refused" { // no attempt reached a server
+					b.mode.Settle(int64(s.Requests), 10*time.Second)
+				}
 				sink.URL = url
 				b.mode.Set(faultserver.OK)
 				record(10)

@@ -11,6 +11,7 @@ import (
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 )
 
 // SnapshotOptions configure NewSnapshotHandler. The zero value is usable.
@@ -152,12 +153,13 @@ func (h *snapshotHandler) serveWire(w http.ResponseWriter, r *http.Request, asJS
 	e, _ := h.encoders.Get().(*encoder)
 	if e == nil {
 		// No size cap: a snapshot is one payload.
-		e = newEncoder(math.MaxInt, Cumulative, 0, h.resource)
+		e = newEncoder(math.MaxInt, delta.Kinds{}, 0, h.resource)
 		e.allViews = true // registered views with no rows yet too
 		e.sortRows = h.sortRows
 	}
 	defer h.encoders.Put(e)
 	e.only = only
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	now := time.Now()
 	var payload []byte
 	_ = e.encode(now, now, func(p []byte, last bool) error { // emit never fails

@@ -23,12 +23,17 @@
 //   - zerostat/refused_views: views left out of an output because their
 //     metric name is an earlier view's (a Prometheus handler, remote
 //     write), by sink.
+//   - zerostat/callback_failures: snapshots that went out without a
+//     callback gauge's or counter's values (package metric, runtime), by
+//     callback and reason (panic, timeout, error), since it was registered
+//     (last value of the count).
 //
 // All functions are safe for concurrent use.
 package selfstats
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,19 +48,23 @@ var (
 	KeySink   = tag.MustNewKey("sink")
 	KeyResult = tag.MustNewKey("result")
 	KeyView   = tag.MustNewKey("view")
+	// KeyCallback and KeyReason tag zerostat/callback_failures.
+	KeyCallback = tag.MustNewKey("callback")
+	KeyReason   = tag.MustNewKey("reason")
 )
 
 // Measures.
 var (
-	Exports        = stats.Int64("zerostat/exports", "Export cycles, by sink and result", stats.UnitDimensionless)
-	PayloadBytes   = stats.Int64("zerostat/payload_bytes", "Bytes per payload sent", stats.UnitBytes)
-	ExportDuration = stats.Float64("zerostat/export_duration", "Time per export cycle", stats.UnitMilliseconds)
-	Dropped        = stats.Int64("zerostat/dropped_payloads", "Payloads given up", stats.UnitDimensionless)
-	Retries        = stats.Int64("zerostat/retries", "Send attempts beyond the first", stats.UnitDimensionless)
-	LiveSeries     = stats.Int64("zerostat/live_series", "Live rows per view", stats.UnitDimensionless)
-	Overflowed     = stats.Int64("zerostat/overflowed_recordings", "Recordings aggregated into a view's overflow row", stats.UnitDimensionless)
-	Evicted        = stats.Int64("zerostat/evicted_series", "Series freed after being idle", stats.UnitDimensionless)
-	RefusedViews   = stats.Int64("zerostat/refused_views", "Views left out of an output because their metric name is another view's", stats.UnitDimensionless)
+	Exports          = stats.Int64("zerostat/exports", "Export cycles, by sink and result", stats.UnitDimensionless)
+	PayloadBytes     = stats.Int64("zerostat/payload_bytes", "Bytes per payload sent", stats.UnitBytes)
+	ExportDuration   = stats.Float64("zerostat/export_duration", "Time per export cycle", stats.UnitMilliseconds)
+	Dropped          = stats.Int64("zerostat/dropped_payloads", "Payloads given up", stats.UnitDimensionless)
+	Retries          = stats.Int64("zerostat/retries", "Send attempts beyond the first", stats.UnitDimensionless)
+	LiveSeries       = stats.Int64("zerostat/live_series", "Live rows per view", stats.UnitDimensionless)
+	Overflowed       = stats.Int64("zerostat/overflowed_recordings", "Recordings aggregated into a view's overflow row", stats.UnitDimensionless)
+	Evicted          = stats.Int64("zerostat/evicted_series", "Series freed after being idle", stats.UnitDimensionless)
+	RefusedViews     = stats.Int64("zerostat/refused_views", "Views left out of an output because their metric name is another view's", stats.UnitDimensionless)
+	CallbackFailures = stats.Int64("zerostat/callback_failures", "Snapshots without a callback's values, by callback and reason", stats.UnitDimensionless)
 )
 
 var views = []*view.View{
@@ -70,6 +79,7 @@ var views = []*view.View{
 	{Name: "zerostat/overflowed_recordings", Measure: Overflowed, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 	{Name: "zerostat/evicted_series", Measure: Evicted, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyView}},
 	{Name: "zerostat/refused_views", Measure: RefusedViews, Aggregation: view.Sum(), TagKeys: []tag.Key{KeySink}},
+	{Name: "zerostat/callback_failures", Measure: CallbackFailures, Aggregation: view.LastValue(), TagKeys: []tag.Key{KeyCallback, KeyReason}},
 }
 
 // Views returns the self-observability views.
@@ -128,11 +138,14 @@ var (
 )
 
 // RecordViews records, for every registered view, its live rows, its
-// overflowed recordings and its evicted series. Exporters call it before each snapshot.
+// overflowed recordings and its evicted series, and for every registered
+// callback its failures. Exporters call it before each snapshot, after
+// core.Collect.
 func RecordViews() {
 	vs := core.Views()
 	viewMu.Lock()
 	defer viewMu.Unlock()
+	recordCallbacks()
 	seen := 0
 	for _, v := range vs {
 		ctx, ok := viewCtxs[v]
@@ -156,6 +169,38 @@ func RecordViews() {
 		for v := range viewCtxs {
 			if !live[v] {
 				delete(viewCtxs, v)
+			}
+		}
+	}
+}
+
+// cbCtxs caches the tagged contexts of each callback's reasons (panic,
+// timeout, error); guarded by viewMu.
+var cbCtxs = map[*core.Callback]*[3]context.Context{}
+
+func recordCallbacks() {
+	cbs := core.Callbacks()
+	for _, c := range cbs {
+		ctxs, ok := cbCtxs[c]
+		if !ok {
+			ctxs = new([3]context.Context)
+			for i, r := range [3]string{"panic", "timeout", "error"} {
+				ctx, err := tag.New(context.Background(), tag.Upsert(KeyCallback, c.Name), tag.Upsert(KeyReason, r))
+				if err != nil {
+					ctx = context.Background()
+				}
+				ctxs[i] = ctx
+			}
+			cbCtxs[c] = ctxs
+		}
+		stats.Record(ctxs[0], CallbackFailures.M(int64(c.Panics())))
+		stats.Record(ctxs[1], CallbackFailures.M(int64(c.Timeouts())))
+		stats.Record(ctxs[2], CallbackFailures.M(int64(c.Errors())))
+	}
+	if len(cbCtxs) > len(cbs) { // forget unregistered callbacks
+		for c := range cbCtxs {
+			if !slices.Contains(cbs, c) {
+				delete(cbCtxs, c)
 			}
 		}
 	}

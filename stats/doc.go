@@ -15,7 +15,8 @@
 // channel, no worker goroutine and no lock shared by recorders. It costs:
 //
 //   - a measure no view uses: one atomic load and a branch;
-//   - otherwise one context lookup, then per view one atomic load (the
+//   - otherwise one context lookup (skipped when no view of the measures
+//     keys on tags), then per view one atomic load (the
 //     series the context's tag map resolved to before, cached on the map)
 //     and the series' atomic update: one compare-and-swap for Count and Sum,
 //     one store for LastValue, a bound search and four atomic updates for
@@ -25,9 +26,31 @@
 // creates its series, once). A series that recorders on several cores
 // update at once grows one cell per CPU, so they stop sharing a cache line.
 //
+// # Handles
+//
+// Int64Measure.Bind and Float64Measure.Bind resolve a measure and a tag set
+// once, like Prometheus's WithLabelValues child: the handle's Record is two
+// atomic loads and the series update per view (one inlined
+// compare-and-swap for Count and Sum), with the rows Record would produce.
+// A handle follows view changes (a view registered later, or unregistered
+// and registered again) and eviction (a freed series' successor).
+//
 // RecordWithTags and RecordWithOptions apply tag mutators to the context's
 // tags for this record only; with up to 8 resulting tags they build the tag
-// set on the stack and do not allocate either.
+// set on the stack and do not allocate either (except once per recurring
+// tag set, when it enters the cache of recent tag maps).
+//
+// # Exemplars and recorders
+//
+// RecordWithOptions with WithAttachments keeps, in each distribution
+// view, the latest value of each bucket with its time and attachments as
+// the bucket's exemplar (view.DistributionData.ExemplarsPerBucket;
+// exported as OpenMetrics and OTLP exemplars). With SetSpanContextFunc,
+// the span of the record's context is attached too (a SpanContext under
+// AttachmentKeySpanContext). Such a record costs one allocation and a
+// clock read more; Record, RecordWithTags and RecordWithOptions without
+// attachments are unchanged. WithRecorder sends the record to a Recorder
+// (a view.Meter) instead of the default views.
 //
 // All functions are safe for concurrent use.
 package stats

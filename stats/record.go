@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"slices"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/tag"
@@ -96,40 +97,120 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 	return nil
 }
 
+// Recorder records measurements into a set of views other than the
+// default ones: a view.Meter is one (OpenCensus's stats.Recorder).
+// RecordWithOptions with WithRecorder calls its Record with the tags of the
+// context changed by the mutators, the []Measurement to record and the
+// attachments (nil when none), through an interface call; the default
+// path (no recorder) makes none.
+type Recorder interface {
+	// Record records the measurements (a []Measurement) with the tags and
+	// attachments.
+	Record(*tag.Map, interface{}, map[string]interface{})
+}
+
 // Options are the arguments of RecordWithOptions. Unlike OpenCensus's
 // functional options they are plain values, so building them costs nothing.
 type Options struct {
 	mutators     []tag.Mutator
 	measurements []Measurement
-	hasTags      bool
-	hasMs        bool
+	// ext holds what WithAttachments and WithRecorder set, one pointer
+	// further away: these escape (into exemplars, into an interface
+	// call), and escape analysis, which tells levels of indirection apart
+	// but not fields, then lets the measurements stay on the caller's
+	// stack.
+	ext *optionsExt
+	set uint8 // which of the fields this option sets
 }
+
+type optionsExt struct {
+	attachments map[string]interface{}
+	recorder    Recorder
+}
+
+const (
+	setTags = 1 << iota
+	setMeasurements
+	setAttachments
+	setRecorder
+)
 
 // WithTags sets the tag mutators to apply to the context's tags.
 func WithTags(mutators ...tag.Mutator) Options {
-	return Options{mutators: mutators, hasTags: true}
+	return Options{mutators: mutators, set: setTags}
 }
 
 // WithMeasurements sets the measurements to record.
 func WithMeasurements(measurements ...Measurement) Options {
-	return Options{measurements: measurements, hasMs: true}
+	return Options{measurements: measurements, set: setMeasurements}
+}
+
+// WithAttachments sets the exemplar attachments of the measurements (as
+// OpenCensus's metricdata.Attachments, which converts implicitly): a
+// distribution view keeps the latest recorded value of each bucket with its
+// attachments and time as the bucket's exemplar
+// (view.DistributionData.ExemplarsPerBucket). Recording with attachments
+// costs one allocation per measurement and a clock read, on top of the
+// record; the map is kept, not copied: do not modify it afterwards.
+func WithAttachments(attachments map[string]interface{}) Options {
+	return Options{ext: &optionsExt{attachments: attachments}, set: setAttachments}
+}
+
+// WithRecorder records the measurements into r (a view.Meter, say) rather
+// than into the default meter's views.
+func WithRecorder(r Recorder) Options {
+	return Options{ext: &optionsExt{recorder: r}, set: setRecorder}
 }
 
 // RecordWithOptions records the measurements of the options against the
 // tags of ctx changed by their mutators (later options of one kind replace
-// earlier ones, as in OpenCensus). Same cost and errors as RecordWithTags.
+// earlier ones, as in OpenCensus). Same cost and errors as RecordWithTags
+// without attachments, recorder or span context; see WithAttachments,
+// WithRecorder and SetSpanContextFunc for what those add.
 func RecordWithOptions(ctx context.Context, ros ...Options) error {
 	var (
 		muts []tag.Mutator
 		ms   []Measurement
+		att  map[string]interface{}
+		rec  Recorder
 	)
 	for i := range ros {
-		if ros[i].hasTags {
-			muts = ros[i].mutators
+		r := &ros[i]
+		if r.set&setTags != 0 {
+			muts = r.mutators
 		}
-		if ros[i].hasMs {
-			ms = ros[i].measurements
+		if r.set&setMeasurements != 0 {
+			ms = r.measurements
+		}
+		if r.set&setAttachments != 0 {
+			att = r.ext.attachments
+		}
+		if r.set&setRecorder != 0 {
+			rec = r.ext.recorder
 		}
 	}
-	return RecordWithTags(ctx, muts, ms...)
+	if rec != nil {
+		return recordTo(ctx, rec, muts, ms, att)
+	}
+	if att == nil && spanFunc.Load() == nil {
+		return RecordWithTags(ctx, muts, ms...)
+	}
+	return recordExemplars(ctx, muts, ms, att)
+}
+
+// recordTo hands the record to o.recorder.
+// The recorder gets a copy of the measurements (it may keep them, and the
+// caller's slice then needs no heap allocation on the default path).
+func recordTo(ctx context.Context, r Recorder, muts []tag.Mutator, ms []Measurement, att map[string]interface{}) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	if len(muts) > 0 {
+		var err error
+		if ctx, err = tag.New(ctx, muts...); err != nil {
+			return err
+		}
+	}
+	r.Record(tag.FromContext(ctx), slices.Clone(ms), withSpan(ctx, att))
+	return nil
 }

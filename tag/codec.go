@@ -62,37 +62,60 @@ func Encode(m *Map) []byte {
 // takes O(n log n) time for n tags.
 func Decode(b []byte) (*Map, error) {
 	var tags []core.Tag
+	err := decodeEach(b, func(k, v string) {
+		tags = append(tags, core.Tag{Key: k, Value: v, KeyHash: core.HashString(k),
+			ValueHash: core.HashString(v), TTL: core.TTLUnlimitedPropagation})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return (*Map)(core.NewTagMap(core.Canonical(tags))), nil
+}
+
+// DecodeEach parses the OpenCensus binary encoding as Decode does and
+// calls fn for each tag, in input order (a repeated key is passed each
+// time), with the metadata decoded tags have (TTLUnlimitedPropagation).
+// Tags before a malformed part have been passed when it returns the error.
+// Cost: one string per key and value; no map is built.
+func DecodeEach(bytes []byte, fn func(key Key, val string, md metadatas)) error {
+	md := metadatas{ttl: TTLUnlimitedPropagation}
+	return decodeEach(bytes, func(k, v string) {
+		fn(Key{name: k, hash: core.HashString(k)}, v, md)
+	})
+}
+
+// decodeEach validates b and calls fn with each key and value.
+func decodeEach(b []byte, fn func(k, v string)) error {
 	if len(b) == 0 {
-		return (*Map)(core.NewTagMap(nil)), nil
+		return nil
 	}
 	if b[0] > versionID {
-		return nil, fmt.Errorf("%w: unsupported version %d at offset 0 (supported: %d)", ErrMalformed, b[0], versionID)
+		return fmt.Errorf("%w: unsupported version %d at offset 0 (supported: %d)", ErrMalformed, b[0], versionID)
 	}
 	for i := 1; i < len(b); {
 		if b[i] != fieldKeyType {
-			return nil, fmt.Errorf("%w: unknown field id %d at offset %d (want %d, a string key)", ErrMalformed, b[i], i, fieldKeyType)
+			return fmt.Errorf("%w: unknown field id %d at offset %d (want %d, a string key)", ErrMalformed, b[i], i, fieldKeyType)
 		}
 		i++
 		k, next, err := readString(b, i, "key")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !core.ValidKey(k) {
-			return nil, fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.KeyError{Key: k})
+			return fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.KeyError{Key: k})
 		}
 		i = next
 		v, next, err := readString(b, i, "value")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !core.ValidValue(v) {
-			return nil, fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.ValueError{Key: k, Value: v})
+			return fmt.Errorf("%w: at offset %d: %w", ErrMalformed, i, &core.ValueError{Key: k, Value: v})
 		}
 		i = next
-		tags = append(tags, core.Tag{Key: k, Value: v, KeyHash: core.HashString(k),
-			ValueHash: core.HashString(v), TTL: core.TTLUnlimitedPropagation})
+		fn(k, v)
 	}
-	return (*Map)(core.NewTagMap(core.Canonical(tags))), nil
+	return nil
 }
 
 // readString reads a uvarint length and that many bytes at b[i:].

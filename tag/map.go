@@ -74,18 +74,21 @@ func (m *Map) String() string {
 type Mutator core.Mutator
 
 // Insert adds k=v unless the map already holds k.
-func Insert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutInsert(k.name, k.hash, v, ttlOf(mds)))
+func Insert(k Key, v string, mds ...Metadata) (m Mutator) {
+	(*core.Mutator)(&m).Set(core.OpInsert, k.name, k.hash, v, ttlOf(mds))
+	return m
 }
 
 // Update sets the value of k if the map holds k.
-func Update(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpdate(k.name, k.hash, v, ttlOf(mds)))
+func Update(k Key, v string, mds ...Metadata) (m Mutator) {
+	(*core.Mutator)(&m).Set(core.OpUpdate, k.name, k.hash, v, ttlOf(mds))
+	return m
 }
 
 // Upsert sets k=v.
-func Upsert(k Key, v string, mds ...Metadata) Mutator {
-	return Mutator(core.MutUpsert(k.name, k.hash, v, ttlOf(mds)))
+func Upsert(k Key, v string, mds ...Metadata) (m Mutator) {
+	(*core.Mutator)(&m).Set(core.OpUpsert, k.name, k.hash, v, ttlOf(mds))
+	return m
 }
 
 // ttlOf is the TTL of a mutator's metadata: unlimited without any (the

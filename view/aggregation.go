@@ -53,6 +53,11 @@ type Aggregation struct {
 	// (OpenCensus's rule, the default). See DistributionUpperInclusive.
 	// Not in OpenCensus.
 	UpperInclusive bool
+	// UpDown, for a sum, says the sum may go down (OpenTelemetry's
+	// UpDownCounter): exporters show it as a gauge (Prometheus) or a
+	// non-monotonic sum (OTLP) instead of a counter. See UpDownSum. Not in
+	// OpenCensus.
+	UpDown bool
 }
 
 var (
@@ -96,11 +101,20 @@ func Distribution(bounds ...float64) *Aggregation {
 // sum, min, max, mean and sum of squared deviation are the same as
 // Distribution's; only the bucket counts of values equal to a bound
 // differ. Recording costs exactly what Distribution's does (the bound
-// search compares against the next float above each bound). Not in
-// OpenCensus.
+// search compares against the next float above each bound). Unlike
+// Distribution, Register keeps a zero bound (it closes the bucket
+// (-Inf, 0], OpenTelemetry's first default bucket) and accepts negative
+// bounds. Not in OpenCensus.
 func DistributionUpperInclusive(bounds ...float64) *Aggregation {
 	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds, UpperInclusive: true}
 }
+
+// UpDownSum is Sum for a total that may go down (a queue length, active
+// requests: OpenTelemetry's UpDownCounter). Its data is *SumData and its
+// record path is Sum's; exporters show it as a gauge (Prometheus, remote
+// write) or a non-monotonic sum (OTLP), never as a counter. Not in
+// OpenCensus.
+func UpDownSum() *Aggregation { return &Aggregation{Type: AggTypeSum, UpDown: true} }
 
 // LastValue keeps the last recorded value. Its data is *LastValueData.
 // Under concurrent records of one series, "last" is the last store to reach

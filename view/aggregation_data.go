@@ -60,7 +60,12 @@ type DistributionData struct {
 	Mean            float64 // mean of the values
 	SumOfSquaredDev float64 // sum of squared deviations from the mean
 	CountPerBucket  []int64 // number of values per bucket
-	Start           time.Time
+	// ExemplarsPerBucket holds, per bucket, the latest value recorded with
+	// attachments (stats.WithAttachments, a span context, Meter.Record),
+	// nil for a bucket without one; the slice is nil when the row has none
+	// at all (as in OpenCensus, where it is allocated per row).
+	ExemplarsPerBucket []*Exemplar
+	Start              time.Time
 
 	bounds []float64
 	sum    float64
@@ -105,6 +110,15 @@ func (a *DistributionData) equal(other AggregationData) bool {
 		}
 	}
 	return math.Pow(a.Mean-b.Mean, 2) < epsilon && math.Pow(a.variance()-b.variance(), 2) < epsilon
+}
+
+// Exemplar is an example of the values a bucket counts: the value, when it
+// was recorded, and its attachments (OpenCensus's metricdata.Exemplar,
+// whose Attachments map converts to this one's).
+type Exemplar struct {
+	Value       float64
+	Timestamp   time.Time
+	Attachments map[string]interface{}
 }
 
 // LastValueData is the data of a LastValue aggregation.

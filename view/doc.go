@@ -20,6 +20,15 @@
 // reporting goroutine starts with the first exporter and stops with the
 // last: nothing runs until an exporter is registered.
 //
+// # Meters
+//
+// The package-level functions act on the default meter. NewMeter returns
+// an independent Meter with its own views, exporters and reporting period
+// (OpenCensus's view.Meter): its views see only what is recorded into it
+// (stats.WithRecorder(meter), or meter.Record), and zerostat's exporters,
+// which read the process's registry, export the default meter's views.
+// Stop stops the default meter's reports.
+//
 // # Costs
 //
 // Register, Unregister and the exporter functions are set-up operations

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,8 +35,8 @@ type View struct {
 
 	// CardinalityLimit caps the view's live rows (tag-value combinations):
 	// once reached, recordings with new combinations are aggregated into
-	// one overflow row, tagged OverflowKey="true", so totals stay exact and
-	// memory bounded. 0 means the default (see SetDefaultCardinalityLimit);
+	// one overflow row (see OverflowValue and Row.IsOverflow), so totals
+	// stay exact and memory bounded. 0 means the default (see SetDefaultCardinalityLimit);
 	// a negative value means no limit. Not in OpenCensus.
 	CardinalityLimit int
 }
@@ -46,9 +45,24 @@ type View struct {
 // set one, until SetDefaultCardinalityLimit changes it.
 const DefaultCardinalityLimit = 10000
 
-// OverflowKey tags the overflow row of a view that reached its cardinality
-// limit (OpenTelemetry's otel.metric.overflow attribute).
+// OverflowKey is OpenTelemetry's otel.metric.overflow attribute, which
+// zerostat's own exporters (Prometheus, OTLP, remote write, msgpack
+// readers) put on the overflow series of a view that reached its
+// cardinality limit, as "true".
 var OverflowKey = tag.MustNewKey("otel.metric.overflow")
+
+// OverflowValue is the value of every tag of the overflow row that
+// RetrieveData and view.Exporter receive: the row has one tag per key of
+// the view, in key order, each set to OverflowValue, and no other tag. So
+// an OpenCensus-era exporter that maps a row's tags onto the view's keys
+// (by position, or by matching keys in order as OpenCensus's Prometheus
+// exporter does) finds every key and shows the row as, say,
+// method="otel.metric.overflow"; a tag-less overflow tag would index past
+// the view's keys. Row.IsOverflow tells the row apart in Go. Tag values of
+// recordings should not use this value (it is printable ASCII, so they
+// could: such a row would then look like the overflow row to exporters
+// other than Go code using IsOverflow).
+const OverflowValue = "otel.metric.overflow"
 
 var defaultLimit atomic.Int64
 
@@ -133,15 +147,19 @@ func (v *View) canonicalize() error {
 		}
 	}
 	sort.Float64s(b)
+	upper := v.Aggregation.UpperInclusive
 	for i, x := range b {
-		if x < 0 {
+		if x < 0 && !upper {
 			return fmt.Errorf("view %q: cannot register: bound %v: %w", v.Name, x, ErrNegativeBucketBounds)
 		}
 		if i > 0 && x == b[i-1] {
 			return fmt.Errorf("view %q: cannot register: bucket bound %v is repeated", v.Name, x)
 		}
 	}
-	for len(b) > 0 && b[0] == 0 {
+	// OpenCensus drops zero bounds; under the upper-inclusive rule (not in
+	// OpenCensus) a zero bound closes the bucket (-Inf, 0], OpenTelemetry's
+	// first default bucket, so it stays, and negative bounds are allowed.
+	for len(b) > 0 && b[0] == 0 && !upper {
 		b = b[1:]
 	}
 	if len(b) != len(v.Aggregation.Buckets) {
@@ -160,6 +178,7 @@ func (a *View) same(b *View) bool {
 	return a == b || (a.Measure.Name() == b.Measure.Name() &&
 		a.Aggregation.Type == b.Aggregation.Type &&
 		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
+		a.Aggregation.UpDown == b.Aggregation.UpDown &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		slices.Equal(a.TagKeys, b.TagKeys))
 }
@@ -171,38 +190,39 @@ type registered struct {
 	bounds  []float64 // copy of the canonical bounds
 	measure *core.Measure
 	agg     *core.Aggregator
-	core    *core.View // what exporters read
+	core    *core.View // what exporters read (the default meter's views only)
 }
 
-var (
-	regMu sync.Mutex
-	views = map[string]*registered{}
-)
-
-// Register starts aggregating for each view. Registering a view equal to
-// one already registered under its name is a no-op; a different view under
-// a taken name is an error. Any invalid view (see the errors below) fails
-// the whole call before anything is registered.
+// Register starts aggregating for each view, in the default meter.
+// Registering a view equal to one already registered under its name is a
+// no-op; a different view under a taken name is an error. Any invalid view
+// (see the errors below) fails the whole call before anything is
+// registered.
 //
 // Invalid: a nil *View, a nil Measure or Aggregation, an unknown aggregation
 // type, an empty or over-255-byte or non-printable name, an invalid or
 // repeated tag key, a negative, non-finite or repeated bucket bound.
 //
 // Set-up cost (a lock, allocations); safe for concurrent use.
-func Register(vs ...*View) error {
-	regMu.Lock()
-	defer regMu.Unlock()
-	for i, v := range vs {
+func Register(views ...*View) error { return defaultWorker.Register(views...) }
+
+// Register starts aggregating for each view in this meter; see the
+// package-level Register for the rules. Set-up cost; safe for concurrent
+// use.
+func (w *worker) Register(views ...*View) error {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	for i, v := range views {
 		if v == nil {
-			return fmt.Errorf("view: cannot register: view %d of %d is nil", i+1, len(vs))
+			return fmt.Errorf("view: cannot register: view %d of %d is nil", i+1, len(views))
 		}
 		if err := v.canonicalize(); err != nil {
 			return err
 		}
 	}
 	var errs []error
-	for _, v := range vs {
-		if r, ok := views[v.Name]; ok {
+	for _, v := range views {
+		if r, ok := w.views[v.Name]; ok {
 			if !r.view.same(v) {
 				errs = append(errs, fmt.Errorf("view %q: cannot register: a different view with the same name is already registered", v.Name))
 			}
@@ -228,25 +248,33 @@ func Register(vs ...*View) error {
 		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
 			r.agg.CountUpperInclusive()
 		}
+		w.views[v.Name] = r
+		w.subscribe(r.measure.Name, r.agg)
+		if !w.isDefault {
+			continue
+		}
 		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
-			Measure: r.measure, Int: isInt}
-		views[v.Name] = r
+			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
 	}
 	return errors.Join(errs...)
 }
 
-// Unregister stops aggregating for each view (by name) and frees its rows;
-// registering it again starts from zero. As in OpenCensus, the registered
-// exporters receive the view's data one last time first, and no periodic
-// report of the view follows. Unknown views are ignored. Safe for
-// concurrent use, but not from an Exporter's ExportView (it waits for the
-// report in progress). Cost: the final report, then linear in the view's
-// rows (about 0.3 µs per row to release them); reports of other views wait
-// for the final report only.
-func Unregister(vs ...*View) {
+// Unregister stops aggregating for each view (by name), in the default
+// meter, and frees its rows; registering it again starts from zero. As in
+// OpenCensus, the registered exporters receive the view's data one last
+// time first, and no periodic report of the view follows. Unknown views
+// are ignored. Safe for concurrent use, but not from an Exporter's
+// ExportView (it waits for the report in progress). Cost: the final
+// report, then linear in the view's rows (about 0.3 µs per row to release
+// them); reports of other views wait for the final report only.
+func Unregister(views ...*View) { defaultWorker.Unregister(views...) }
+
+// Unregister stops aggregating for each view in this meter; see the
+// package-level Unregister.
+func (w *worker) Unregister(views ...*View) {
 	var detach []*core.Aggregator
 	defer func() {
 		// After reportMu: releasing a million rows takes a fraction of a
@@ -257,24 +285,27 @@ func Unregister(vs ...*View) {
 	}()
 	// No periodic report may run between the view's removal and its final
 	// report: it would send the view again, after its last report.
-	reportMu.Lock()
-	defer reportMu.Unlock()
-	for _, v := range vs {
+	w.reportMu.Lock()
+	defer w.reportMu.Unlock()
+	for _, v := range views {
 		if v == nil {
 			continue
 		}
-		regMu.Lock()
-		r, ok := views[v.Name]
+		w.regMu.Lock()
+		r, ok := w.views[v.Name]
 		if ok {
-			delete(views, v.Name)
-			r.measure.Unsubscribe(r.agg)
-			core.RemoveView(r.core)
+			delete(w.views, v.Name)
+			w.unsubscribe(r.measure.Name, r.agg)
+			if w.isDefault {
+				r.measure.Unsubscribe(r.agg)
+				core.RemoveView(r.core)
+			}
 		}
-		regMu.Unlock()
+		w.regMu.Unlock()
 		if !ok {
 			continue
 		}
-		if exps := exporters(); len(exps) > 0 {
+		if exps := w.exporters(); len(exps) > 0 {
 			d := r.data(time.Now())
 			for _, e := range exps {
 				e.ExportView(d)
@@ -284,33 +315,44 @@ func Unregister(vs ...*View) {
 	}
 }
 
-// Find returns the registered view named name, or nil.
-func Find(name string) *View {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if r, ok := views[name]; ok {
+// Find returns the view named name registered in the default meter, or
+// nil.
+func Find(name string) (v *View) { return defaultWorker.Find(name) }
+
+// Find returns the view named name registered in this meter, or nil.
+func (w *worker) Find(name string) *View {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	if r, ok := w.views[name]; ok {
 		return r.view
 	}
 	return nil
 }
 
-func lookup(name string) (*registered, error) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	r, ok := views[name]
+func (w *worker) lookup(name string) (*registered, error) {
+	w.regMu.Lock()
+	defer w.regMu.Unlock()
+	r, ok := w.views[name]
 	if !ok {
 		return nil, fmt.Errorf("view %q: cannot retrieve data: not registered", name)
 	}
 	return r, nil
 }
 
-// RetrieveData returns the rows of the registered view named name, sorted
-// by their tag values (key by key, in key order; a row without a key sorts
-// before the rows with it), then the overflow row if the view reached its
-// cardinality limit. The data is a snapshot: recorders keep running
-// while it is read. Cost: one allocation per row and a sort.
-func RetrieveData(name string) ([]*Row, error) {
-	r, err := lookup(name)
+// RetrieveData returns the rows of the view named viewName registered in
+// the default meter, sorted by their tag values (key by key, in key order;
+// a row without a key sorts before the rows with it), then the overflow
+// row if the view reached its cardinality limit (see OverflowValue). The
+// data is a snapshot: recorders keep running while it is read. Cost: one
+// allocation per row and a sort. It does not run callback gauges and
+// counters (package metric): call metric.Collect first for their current
+// values, as every export and scrape does.
+func RetrieveData(viewName string) ([]*Row, error) { return defaultWorker.RetrieveData(viewName) }
+
+// RetrieveData returns the rows of the view named viewName registered in
+// this meter; see the package-level RetrieveData.
+func (w *worker) RetrieveData(viewName string) ([]*Row, error) {
+	r, err := w.lookup(viewName)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +387,11 @@ func (r *registered) rows() []*Row {
 		rows[i] = &Row{Tags: r.tags(strs, s.ValueIDs()), Data: r.aggData(s)}
 	}
 	if o := r.agg.Overflow(); o != nil {
-		rows = append(rows, &Row{Tags: []tag.Tag{{Key: OverflowKey, Value: "true"}}, Data: r.aggData(o)})
+		tags := make([]tag.Tag, len(r.keys))
+		for i, k := range r.keys {
+			tags[i] = tag.Tag{Key: k, Value: OverflowValue}
+		}
+		rows = append(rows, &Row{Tags: tags, Data: r.aggData(o), overflow: true})
 	}
 	return rows
 }
@@ -386,6 +432,14 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		bounds:         r.bounds,
 	}
 	st := s.ReadDist(d.CountPerBucket)
+	if exs := s.Exemplars(nil); len(exs) > 0 {
+		d.ExemplarsPerBucket = make([]*Exemplar, len(exs))
+		for i, e := range exs {
+			if e != nil {
+				d.ExemplarsPerBucket[i] = &Exemplar{Value: e.Value, Timestamp: time.Unix(0, e.Time), Attachments: e.Attachments}
+			}
+		}
+	}
 	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum, d.hasSum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum, true
 	return d
 }
@@ -394,7 +448,14 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 type Row struct {
 	Tags []tag.Tag // sorted by key; keys without a value are left out
 	Data AggregationData
+
+	overflow bool // see IsOverflow
 }
+
+// IsOverflow reports whether r is the overflow row of a view past its
+// cardinality limit: the recordings of the tag combinations beyond it,
+// with every key of the view set to OverflowValue.
+func (r *Row) IsOverflow() bool { return r.overflow }
 
 // String returns the row as "{ { {k v}... }data }", as OpenCensus does.
 func (r *Row) String() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/ocmap"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -186,31 +189,44 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
+// TestDistributionPrecision: a large mean with a small spread, and an
+// outlier first value (the case a naive sum of squares gets wrong): the
+// mean and sum of squared deviations must match the exact values, computed
+// here in rational arithmetic, to 1e-9 relative. (That the bits are
+// OpenCensus's Welford update is checked against OpenCensus itself by
+// benchmarks/conformance.)
 func TestDistributionPrecision(t *testing.T) {
-	// A large mean with a small spread, and an outlier first value: the
-	// statistics must be OpenCensus's Welford update, bit for bit (the
-	// conformance tests in benchmarks/ compare with OpenCensus itself).
 	m := stats.Float64("agg/precise", "", "")
 	register(t, &view.View{Measure: m, Aggregation: view.Distribution(1)})
-	var count, mean, m2 float64
+	var vs []float64
 	for i := range 1001 {
 		v := 1e9 + float64(i%10)
 		if i == 0 {
 			v = 1e12
 		}
+		vs = append(vs, v)
 		stats.Record(context.Background(), m.M(v))
-		count++
-		if count == 1 {
-			mean = v
-			continue
-		}
-		old := mean
-		mean += (v - old) / count
-		m2 += (v - old) * (v - mean)
 	}
+	sum := new(big.Rat)
+	for _, v := range vs {
+		sum.Add(sum, new(big.Rat).SetFloat64(v))
+	}
+	mean := new(big.Rat).Quo(sum, big.NewRat(int64(len(vs)), 1))
+	m2 := new(big.Rat)
+	for _, v := range vs {
+		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(v), mean)
+		m2.Add(m2, d.Mul(d, d))
+	}
+	wantMean, _ := mean.Float64()
+	wantM2, _ := m2.Float64()
 	d := rows(t, "agg/precise")[0].Data.(*view.DistributionData)
-	if d.Mean != mean || d.SumOfSquaredDev != m2 {
-		t.Errorf("mean %v ssd %v; want Welford's %v %v", d.Mean, d.SumOfSquaredDev, mean, m2)
+	rel := func(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
+	if rel(d.Mean, wantMean) > 1e-9 || rel(d.SumOfSquaredDev, wantM2) > 1e-9 {
+		t.Errorf("mean %v ssd %v; want %v %v (relative errors %.2g %.2g)", d.Mean, d.SumOfSquaredDev,
+			wantMean, wantM2, rel(d.Mean, wantMean), rel(d.SumOfSquaredDev, wantM2))
+	}
+	if d.Count != 1001 || d.Sum() != 1e12+1000*1e9+4500 {
+		t.Errorf("count %d sum %v; want 1001 and %v", d.Count, d.Sum(), 1e12+1000*1e9+4500)
 	}
 }
 
@@ -341,6 +357,13 @@ func TestExporterLoop(t *testing.T) {
 	ds := e.find(v.Name)
 	if len(ds) < 3 {
 		t.Fatalf("got %d reports in 5s; want at least 3", len(ds))
+	}
+	// A report builds one *Data per view and gives it to each exporter:
+	// registered twice, e would receive each one twice.
+	for i := 1; i < len(ds); i++ {
+		if ds[i] == ds[i-1] {
+			t.Fatalf("report %d received twice: the exporter set holds e twice", i)
+		}
 	}
 	d := ds[0]
 	if d.View != v || d.Start.After(d.End) || len(d.Rows) != 1 || d.Rows[0].Data.(*view.CountData).Value != 2 {
@@ -479,8 +502,13 @@ func TestCardinalityLimit(t *testing.T) {
 		t.Fatalf("%d rows; want 100 and the overflow row", len(rs))
 	}
 	last := rs[len(rs)-1]
-	if len(last.Tags) != 1 || last.Tags[0].Key != view.OverflowKey || last.Tags[0].Value != "true" {
-		t.Errorf("last row %v; want the overflow row", last)
+	if !last.IsOverflow() || len(last.Tags) != 1 || last.Tags[0].Key != keyA || last.Tags[0].Value != view.OverflowValue {
+		t.Errorf("last row %v; want the overflow row, {a %s}", last, view.OverflowValue)
+	}
+	for _, r := range rs[:len(rs)-1] {
+		if r.IsOverflow() {
+			t.Fatalf("row %v says it is the overflow row", r)
+		}
 	}
 	var total float64
 	for _, r := range rs {
@@ -560,13 +588,35 @@ type funcExporter func(*view.Data)
 func (f funcExporter) ExportView(d *view.Data) { f(d) }
 
 func TestUncomparableExporterDoesNotPanic(t *testing.T) {
-	// (Registering one would leave it registered for good: the test does
-	// not, to keep the reporting loop of this test binary stoppable.)
+	// A func-typed exporter cannot be compared: OpenCensus panics on it.
+	// It can be registered, and receives reports, but never unregistered:
+	// it stays registered for the rest of this test binary, so it turns
+	// itself off at the end of the test.
+	m := stats.Int64("export/uncomparable", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count()}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	var on atomic.Bool
+	on.Store(true)
+	defer on.Store(false)
+	var got atomic.Int64
+	f := funcExporter(func(d *view.Data) {
+		if on.Load() && d.View == v {
+			got.Add(1)
+		}
+	})
+	view.RegisterExporter(f) // no panic
+	view.RegisterExporter(f) // cannot be found: added again, no panic
+	stats.Record(context.Background(), m.M(1))
+	view.Unregister(v) // the final report is synchronous
+	if n := got.Load(); n != 2 {
+		t.Errorf("the uncomparable exporter got %d final reports; want 2 (registered twice)", n)
+	}
+	view.UnregisterExporter(f) // not found: a no-op, not a panic
 	e := &exporterFunc{f: func(*view.Data) {}}
 	view.RegisterExporter(e)
-	defer view.UnregisterExporter(e)
-	f := funcExporter(func(*view.Data) {})
-	view.UnregisterExporter(f) // compared with e: a no-op, not a panic
+	view.UnregisterExporter(e)
 	view.RegisterExporter(nil)
 	view.UnregisterExporter(nil)
 }
@@ -583,26 +633,39 @@ func TestSumOfExactlyZero(t *testing.T) {
 }
 
 // TestReRegisterConcurrentWithReaders: registering an equal view again
-// while exporters read the registered one must not write to it (-race).
+// while exporters read the registered one must not write to it (-race),
+// and is a no-op: no error, the first view stays, its rows are kept.
 func TestReRegisterConcurrentWithReaders(t *testing.T) {
 	m := stats.Int64("rereg/m", "", "") // an empty description
 	v := &view.View{Name: "rereg/v", Measure: m, Aggregation: view.Count()}
 	register(t, v)
+	stats.Record(context.Background(), m.M(1))
 	var wg sync.WaitGroup
+	var regErrs, wrongFinds atomic.Int64
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		for range 1000 {
-			_ = view.Register(v)
+			if view.Register(v) != nil || view.Register(&view.View{Name: "rereg/v", Measure: m, Aggregation: view.Count()}) != nil {
+				regErrs.Add(1)
+			}
 		}
 	}()
 	go func() {
 		defer wg.Done()
 		for range 1000 {
-			_ = view.Find("rereg/v").Description
+			if f := view.Find("rereg/v"); f != v || f.Description != "" {
+				wrongFinds.Add(1)
+			}
 		}
 	}()
 	wg.Wait()
+	if regErrs.Load() != 0 || wrongFinds.Load() != 0 {
+		t.Errorf("%d re-registrations failed, %d finds saw another view or a description", regErrs.Load(), wrongFinds.Load())
+	}
+	if rs := rows(t, "rereg/v"); len(rs) != 1 || rs[0].Data.(*view.CountData).Value != 1 {
+		t.Errorf("rows %v; want the one record, kept through re-registration", rs)
+	}
 }
 
 // TestIssue11BucketRule: values on a bound count in the bucket above it
@@ -648,5 +711,158 @@ func TestIssue11BucketRule(t *testing.T) {
 	// same name is a different view.
 	if err := view.Register(&view.View{Name: "rule/oc", Measure: m, Aggregation: view.DistributionUpperInclusive(1, 5, 10, 50)}); err == nil {
 		t.Error("registering rule/oc again with the other bucket rule succeeded")
+	}
+}
+
+// TestIssue15UpperInclusiveZeroBound: DistributionUpperInclusive keeps a
+// zero bound (OTel's first default bucket (-Inf, 0]) and accepts negative
+// bounds; Distribution still drops zero and rejects negatives (OpenCensus).
+func TestIssue15UpperInclusiveZeroBound(t *testing.T) {
+	m := stats.Float64("agg/zerobound", "", "")
+	up := &view.View{Name: "zero/upper", Measure: m, Aggregation: view.DistributionUpperInclusive(-1, 0, 5)}
+	oc := &view.View{Name: "zero/oc", Measure: m, Aggregation: view.Distribution(0, 5)}
+	register(t, up, oc)
+	for _, v := range []float64{-2, -1, -0.5, 0, 0.5, 5, 6} {
+		stats.Record(context.Background(), m.M(v))
+	}
+	d := rows(t, "zero/upper")[0].Data.(*view.DistributionData)
+	if got := fmt.Sprint(d.Bounds(), d.CountPerBucket); got != "[-1 0 5] [2 2 2 1]" {
+		t.Errorf("zero/upper: bounds and buckets %s; want [-1 0 5] [2 2 2 1]", got)
+	}
+	d = rows(t, "zero/oc")[0].Data.(*view.DistributionData)
+	if got := fmt.Sprint(d.Bounds(), d.CountPerBucket); got != "[5] [5 2]" {
+		t.Errorf("zero/oc: bounds and buckets %s; want [5] [5 2]", got)
+	}
+	err := view.Register(&view.View{Name: "zero/neg", Measure: m, Aggregation: view.Distribution(-1, 5)})
+	if !errors.Is(err, view.ErrNegativeBucketBounds) {
+		t.Errorf("Distribution(-1, 5): %v; want ErrNegativeBucketBounds", err)
+	}
+}
+
+// blockingExporter blocks its first ExportView until release is closed,
+// having closed entered.
+type blockingExporter struct {
+	once             sync.Once
+	entered, release chan struct{}
+	unregistered     atomic.Bool // UnregisterExporter returned
+	calledAfter      atomic.Bool // an ExportView began after that
+}
+
+func (e *blockingExporter) ExportView(*view.Data) {
+	if e.unregistered.Load() {
+		e.calledAfter.Store(true)
+	}
+	e.once.Do(func() {
+		close(e.entered)
+		<-e.release
+	})
+}
+
+// TestUnregisterExporterWaitsForReport: once UnregisterExporter returns,
+// no report calls the exporter (issue 12, item 7: before, it returned
+// while a report was still calling it, so UnregisterExporter(e);
+// e.Close() could write to a closed connection).
+func TestUnregisterExporterWaitsForReport(t *testing.T) {
+	m := stats.Int64("export/wait", "", "")
+	register(t, &view.View{Measure: m, Aggregation: view.Count()})
+	stats.Record(context.Background(), m.M(1))
+	e := &blockingExporter{entered: make(chan struct{}), release: make(chan struct{})}
+	view.SetReportingPeriod(time.Millisecond)
+	defer view.SetReportingPeriod(0)
+	view.RegisterExporter(e)
+	<-e.entered // a report is calling e
+	released := false
+	defer func() {
+		if !released {
+			close(e.release) // let the report end, or cleanup would wait for it
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		view.UnregisterExporter(e)
+		e.unregistered.Store(true)
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("UnregisterExporter returned while a report was calling the exporter")
+	case <-time.After(time.Second): // still waiting, as it should
+	}
+	close(e.release)
+	released = true
+	<-done
+	if e.calledAfter.Load() {
+		t.Error("ExportView called after UnregisterExporter returned")
+	}
+}
+
+// TestUnregisteredViewsReleaseTheirStrings: per-tenant views registered
+// and unregistered by the thousand leave no interned strings behind (issue
+// 12, item 9: 20,000 cycles left 40,000).
+func TestUnregisteredViewsReleaseTheirStrings(t *testing.T) {
+	m := stats.Int64("tenant/m", "", "")
+	cycle := func(i int) {
+		v := &view.View{Name: fmt.Sprint("tenant/", i), Description: fmt.Sprint("tenant ", i, " requests"),
+			Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{tag.MustNewKey(fmt.Sprint("tenant_key_", i))}}
+		if err := view.Register(v); err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(context.Background(), m.M(1))
+		view.Unregister(v)
+	}
+	cycle(-1) // warm up
+	runtime.GC()
+	before := core.InternedLive()
+	const n = 2000
+	for i := range n {
+		cycle(i)
+	}
+	// Cleanups run after a collection, on a goroutine of their own.
+	deadline := time.Now().Add(10 * time.Second)
+	for core.InternedLive() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if got := core.InternedLive(); got > before {
+		t.Errorf("%d strings interned after %d register/unregister cycles; want at most %d, as before them", got, n, before)
+	}
+}
+
+// TestOverflowRowMapsOntoViewKeys: an OpenCensus-era exporter that maps
+// row tags onto View.TagKeys handles the overflow row, in RetrieveData and
+// in what view.Exporter receives (issue 12, item 8: its one tag,
+// otel.metric.overflow, was not a view key, and the mapping indexed out
+// of range).
+func TestOverflowRowMapsOntoViewKeys(t *testing.T) {
+	m := stats.Int64("limit/ockeys", "", "")
+	v := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyB, keyA}, CardinalityLimit: 2}
+	register(t, v)
+	for i := range 5 {
+		stats.Record(ctxWith(t, tag.Upsert(keyA, fmt.Sprint(i)), tag.Upsert(keyB, "b")), m.M(1))
+	}
+	var got [][]string
+	var total int64
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("OpenCensus's tag mapping panicked on a row: %v", p)
+			}
+		}()
+		for _, r := range rows(t, v.Name) {
+			got = append(got, ocmap.TagValues(r.Tags, v.TagKeys))
+			total += r.Data.(*view.CountData).Value
+		}
+	}()
+	func() { // the mapping fails on a tag outside the keys, as the old overflow row had
+		defer func() {
+			if recover() == nil {
+				t.Error("ocTagValues accepted a tag that is not a view key: this test could not fail")
+			}
+		}()
+		ocmap.TagValues([]tag.Tag{{Key: view.OverflowKey, Value: "true"}}, v.TagKeys)
+	}()
+	want := [][]string{{"0", "b"}, {"1", "b"}, {view.OverflowValue, view.OverflowValue}}
+	if fmt.Sprint(got) != fmt.Sprint(want) || total != 5 {
+		t.Errorf("mapped rows %q (total %d); want %q (total 5)", got, total, want)
 	}
 }

@@ -105,12 +105,11 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 		_, isInt := v.Measure.(*stats.Int64Measure)
 		attrs := func(r *view.Row) []*commonpb.KeyValue {
 			var kvs []*commonpb.KeyValue
+			if r.IsOverflow() { // the overflow row: one bool attribute, as OTel SDKs write it
+				return append(kvs, &commonpb.KeyValue{Key: view.OverflowKey.Name(),
+					Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}})
+			}
 			for _, tg := range r.Tags {
-				if tg.Key == view.OverflowKey { // the overflow row: a bool, as OTel SDKs write it
-					kvs = append(kvs, &commonpb.KeyValue{Key: tg.Key.Name(),
-						Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: tg.Value == "true"}}})
-					continue
-				}
 				kvs = append(kvs, strAttr(tg.Key.Name(), tg.Value))
 			}
 			return kvs

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,9 @@ import (
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/metric"
+	"github.com/zerostat/zerostat/plugin/runmetrics"
+	"github.com/zerostat/zerostat/plugin/zhttp"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -90,6 +94,28 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer view.Unregister(demoViews...)
+	// The plug-ins a service adds on day one: the HTTP server and client
+	// views (ochttp's names and OpenTelemetry's), the runtime and process
+	// metrics, and a callback counter.
+	if err := view.Register(pluginViews()...); err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
+	defer view.Unregister(pluginViews()...)
+	if err := runmetrics.Enable(runmetrics.Options{}); err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
+	defer runmetrics.Disable()
+	var answered atomic.Int64 // the load generator's count of answers
+	answeredCounter, err := metric.NewCounter("demo/answered", "Requests answered, as the load generator counts them (a callback counter)",
+		stats.UnitDimensionless, nil, func(o *metric.Observer) { o.Observe(float64(answered.Load())) })
+	if err != nil {
+		fmt.Fprintln(stderr, "zerostat demo:", err)
+		return 1
+	}
+	defer answeredCounter.Unregister()
+	pr.show = showInTable
 	svc, err := newService()
 	if err != nil {
 		fmt.Fprintln(stderr, "zerostat demo:", err)
@@ -130,7 +156,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var last lastSnapshot
 	mux := http.NewServeMux()
-	mux.Handle("/", svc)
+	mux.Handle("/", zhttp.NewHandler(svc, zhttp.Options{})) // the route: svc's ServeMux pattern
 	mux.Handle("GET /metrics", prometheus.NewHandler(prometheus.Options{}))
 	mux.Handle("GET /snapshot", exporter.NewSnapshotHandler(exporter.SnapshotOptions{Resource: resource}))
 	mux.Handle("/debug/stats", debugstats.NewHandler(debugstats.Options{Title: "zerostat demo",
@@ -155,14 +181,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// The load, counted as each answer arrives; progress every second.
 	began := time.Now()
-	var answered atomic.Int64
 	progress := func(suffix string) {
 		el := time.Since(began)
 		n := answered.Load()
 		pr.printf(info, "\n[%5.1fs/%v] %d requests answered (%.0f/s)%s\n", el.Seconds(), *duration, n, float64(n)/max(el.Seconds(), 1e-3), suffix)
 	}
 	stop := make(chan struct{})
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *workers}}
+	client := &http.Client{Transport: zhttp.NewTransport(&http.Transport{MaxIdleConnsPerHost: *workers})}
 	var wg sync.WaitGroup
 	for w := range *workers {
 		wg.Add(1)
@@ -214,14 +239,20 @@ wait:
 	st := exp.Stats()
 	ns, allocs := measureRecord()
 	sum := fmt.Sprintf("\nsummary: %d requests answered, %d counted by demo/requests", answered.Load(), counted)
-	received := int64(-1)
+	received, receivedAnswered := int64(-1), int64(-1)
 	if *exportTo == "" {
-		received = last.requests()
-		sum += fmt.Sprintf(", %d in the last snapshot received", received)
+		received, receivedAnswered = last.requests(), last.answered()
+		sum += fmt.Sprintf(", %d in the last snapshot received (callback counter demo/answered: %d)", received, receivedAnswered)
 	}
 	pr.printf(info, "%s\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
 		sum, st.Exports, st.Sent, st.Bytes, st.Failures, ns, allocs)
-	if counted != answered.Load() || (code == 0 && received >= 0 && received != counted) {
+	if err := answeredCounter.Err(); err != nil {
+		// A callback that timed out (a stalled machine) is reported, not
+		// taken for lost data.
+		fmt.Fprintln(stderr, "zerostat demo: callback counter:", err)
+		receivedAnswered = counted
+	}
+	if counted != answered.Load() || (code == 0 && received >= 0 && (received != counted || receivedAnswered != counted)) {
 		fmt.Fprintln(stderr, "zerostat demo: the totals do not match: something was lost or invented")
 		return 1
 	}
@@ -269,6 +300,40 @@ func (l *lastSnapshot) add(p *wire.Payload) {
 		l.parts = l.parts[:0]
 	}
 	l.parts = append(l.parts, p)
+}
+
+// answered returns demo/answered (the callback counter) of the last
+// cycle's payloads, -1 when absent.
+func (l *lastSnapshot) answered() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range l.parts {
+		for _, v := range p.Views {
+			if v.Name == "demo/answered" && len(v.Rows) == 1 {
+				return int64(v.Rows[0].Sum)
+			}
+		}
+	}
+	return -1
+}
+
+// pluginViews are the plug-ins' views the demo registers.
+func pluginViews() []*view.View {
+	vs := append([]*view.View{}, zhttp.DefaultServerViews...)
+	vs = append(vs, zhttp.OTelServerViews...)
+	return append(vs, zhttp.ClientCompletedCount, zhttp.OTelClientDurationView)
+}
+
+// showInTable picks the views the demo's tables print: its own, and one
+// or two of each plug-in's. /metrics, /snapshot and /debug/stats show all.
+func showInTable(name string) bool {
+	switch name {
+	case "http.server.request.duration", "opencensus.io/http/client/completed_count",
+		"go_goroutines", "go_memstats_heap_alloc_bytes", "go_sched_latencies_seconds",
+		"process_cpu_seconds", "process_resident_memory_bytes":
+		return true
+	}
+	return strings.HasPrefix(name, "demo/")
 }
 
 // requests sums demo/requests over the last cycle's payloads.

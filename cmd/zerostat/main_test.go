@@ -375,7 +375,9 @@ func TestDemoServesMetrics(t *testing.T) {
 			page = get(t, "http://"+addr+"/debug/stats", "")
 		}
 	}
-	for _, want := range []string{"zerostat demo", "demo/latency", "demo/requests", "<svg", "msgpack over HTTP"} {
+	// The plug-ins: zhttp's views, runmetrics' and the callback counter.
+	for _, want := range []string{"zerostat demo", "demo/latency", "demo/requests", "<svg", "msgpack over HTTP",
+		"http.server.request.duration", "opencensus.io/http/server/latency", "go_sched_latencies_seconds", "demo/answered"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/debug/stats lacks %q", want)
 		}
@@ -383,7 +385,8 @@ func TestDemoServesMetrics(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"# TYPE demo_requests_total counter", "demo_latency_milliseconds_bucket{", `http_route="/users"`} {
+	for _, want := range []string{"# TYPE demo_requests_total counter", "demo_latency_milliseconds_bucket{", `http_route="/users"`,
+		"# TYPE go_goroutines gauge", "# TYPE demo_answered_total counter", `http_server_request_duration_seconds_bucket{http_request_method="GET"`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q:\n%.2000s", want, metrics)
 		}

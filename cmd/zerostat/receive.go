@@ -20,6 +20,7 @@ type printer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	format string
+	show   func(view string) bool // tables print these views (nil: all)
 }
 
 func newPrinter(w io.Writer, format string) (*printer, error) {
@@ -41,7 +42,7 @@ func (p *printer) print(pl *wire.Payload) error {
 		return err
 	}
 	fmt.Fprintf(p.w, "\n%s\n", header(pl))
-	writePayloadTable(p.w, pl)
+	writePayloadTable(p.w, pl, p.show)
 	return nil
 }
 

@@ -15,12 +15,24 @@ import (
 )
 
 // writePayloadTable prints a payload's views as aligned columns: view,
-// tags, value.
-func writePayloadTable(w io.Writer, p *wire.Payload) {
+// tags, value; only those show accepts (nil: all), and a count of the
+// others.
+func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VIEW\tTAGS\tVALUE")
+	hidden := 0
+	defer func() {
+		tw.Flush()
+		if hidden > 0 {
+			fmt.Fprintf(w, "(%d more views: /metrics, /snapshot and /debug/stats show every view)\n", hidden)
+		}
+	}()
 	for i := range p.Views {
 		v := &p.Views[i]
+		if show != nil && !show(v.Name) {
+			hidden++
+			continue
+		}
 		if len(v.Rows) == 0 && v.Overflow == nil {
 			fmt.Fprintf(tw, "%s\t-\t(no data)\n", v.Name)
 		}
@@ -37,7 +49,6 @@ func writePayloadTable(w io.Writer, p *wire.Payload) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, "otel.metric.overflow=true", formatRow(v, v.Overflow))
 		}
 	}
-	tw.Flush()
 }
 
 func formatTags(keys, values []string) string {

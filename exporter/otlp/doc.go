@@ -14,8 +14,67 @@
 //	e.Start()
 //	defer e.Stop(ctx) // exports a final snapshot
 //
-// Encoder writes the same requests without sending them (for OTLP/gRPC, a
-// file, a test).
+// OTLP over gRPC is module github.com/zerostat/zerostat/exporter/otlp/otlpgrpc
+// (it requires google.golang.org/grpc, which this module does not): the
+// same options, encoder and pipeline, another transport. Encoder writes
+// the same requests without sending them (a file, a test).
+//
+// # Configuration: options and environment variables
+//
+// Options.FromEnv reads OpenTelemetry's environment variables
+// (https://opentelemetry.io/docs/specs/otel/protocol/exporter/) into the
+// options left unset; without it none is read (Options.WithEnv shows the
+// result). Precedence: the option set in code, then the metrics-specific
+// variable (OTEL_EXPORTER_OTLP_METRICS_X), then the generic one
+// (OTEL_EXPORTER_OTLP_X). An empty variable is unset. An invalid value
+// fails New with an error naming the variable; OTel Go's exporters log it
+// and go on without it.
+//
+//	variable (OTEL_EXPORTER_OTLP_[METRICS_]...)  option                  zerostat default                     OTel Go otlpmetrichttp / otlpmetricgrpc (v1.47)
+//	ENDPOINT (generic)                           Endpoint                HTTP http://localhost:4318,          https://localhost:4318 / localhost:4317 with TLS;
+//	                                                                     POSTs to Endpoint + /v1/metrics;     HTTP: base URL + /v1/metrics; gRPC: the target
+//	                                                                     gRPC http://localhost:4317 (no TLS)
+//	METRICS_ENDPOINT                             URL (HTTP; as is, "/"   -                                    the same (HTTP as is, "/" without a path)
+//	                                             without a path),
+//	                                             Endpoint (gRPC)
+//	HEADERS                                      Header (code's names    none                                 values percent-decoded (names not); a bad member
+//	                                             win); names and values                                       is logged and skipped
+//	                                             percent-decoded
+//	TIMEOUT (ms)                                 Timeout (per attempt)   5 s                                  10 s; invalid: logged, ignored
+//	COMPRESSION (gzip, none)                     Compression             none                                 the same; any other value means none
+//	PROTOCOL (http/protobuf, grpc)               Protocol                http/protobuf (otlp.New);            not read: the package chosen is the protocol
+//	                                                                     otlpgrpc.New: grpc unless the
+//	                                                                     variable says http/protobuf
+//	CERTIFICATE (PEM file)                       TLS.CAFile              the system's authorities             the same
+//	CLIENT_CERTIFICATE, CLIENT_KEY (PEM files)   TLS.CertFile, KeyFile   none (both or neither)               the same
+//	INSECURE (true, false)                       TLS.Insecure            false: TLS for a gRPC target         the same; with TLS files and an http:// endpoint
+//	                                                                     without a scheme; HTTP: the scheme   otlpmetrichttp fails (zerostat fails for both)
+//	METRICS_TEMPORALITY_PREFERENCE               TemporalityPreference   cumulative                           the same table (cumulative, delta, lowmemory);
+//	(cumulative, delta, lowmemory)               (or Temporality Delta:                                       invalid: logged, ignored
+//	                                             every view)
+//	OTEL_METRIC_EXPORT_INTERVAL (ms)             Interval                10 s                                 60 s, read by the SDK's PeriodicReader
+//	OTEL_METRIC_EXPORT_TIMEOUT (ms)              - (the Interval bounds  -                                    30 s, PeriodicReader
+//	                                             an export): not read
+//	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES  Resource (code's        unknown_service:<executable>,        read by resource.Default, always (no opt-in);
+//	                                             fields win)             the host name, the pid               OTEL_SERVICE_NAME wins over service.name
+//	-                                            Retry                   100 ms .. 5 s, full jitter, within   WithRetry: 5 s .. 30 s, 1 min in all
+//	                                                                     the Interval; Retry-After, RetryInfo
+//	-                                            MaxQueuedBytes          16 MiB of delta requests kept        none (a failed export is lost)
+//	                                                                     when the receiver is down
+//
+// The temporality preference, per kind of view (zerostat's views are
+// synchronous instruments; exporter.TemporalityPreference):
+//
+//	view (OTel instrument)        cumulative   delta        lowmemory
+//	Count, Sum (Counter)          cumulative   delta        delta
+//	Distribution (Histogram)      cumulative   delta        delta
+//	LastValue (Gauge)             -            -            -          (a Gauge has no temporality: its last value)
+//
+// Retried answers: HTTP 429, 502, 503, 504 (with Retry-After) and no
+// answer; gRPC CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
+// UNAVAILABLE, DATA_LOSS, and RESOURCE_EXHAUSTED with a RetryInfo (whose
+// delay is honoured) — the specification's lists, which OTel Go's
+// exporters use too.
 //
 // # Mapping
 //
@@ -35,9 +94,10 @@
 //     sum, bucket counts, min and max of each series.
 //
 // Sums and histograms are cumulative (as OpenCensus reports them; a point
-// starts when its series was created) or delta (Options.Temporality; a
-// point covers the time since the previous export, and series with
-// nothing new are left out). The resource has the attributes service.name,
+// starts when its series was created) or delta (Options.Temporality, or
+// Options.TemporalityPreference delta or lowmemory; a point covers the
+// time since the previous export, and series with nothing new are left
+// out). The resource has the attributes service.name,
 // host.name, process.pid and those of Options.Resource; the instrumentation
 // scope is ScopeName, with the module's version. A view past its
 // cardinality limit has one more data point, the overflow series, with

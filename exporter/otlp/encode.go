@@ -13,6 +13,7 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/stats"
 )
 
 // ScopeName is the instrumentation scope name of every metric written.
@@ -70,6 +71,8 @@ type point struct {
 	hasMinMax  bool    // a distribution's min and max are known for the interval
 	size       int     // encoded size of the data point message
 	countsFrom int     // a distribution's bucket counts: Encoder.counts[countsFrom:countsFrom+len(bounds)+1]
+	exFrom     int     // a distribution's exemplars: Encoder.exs[exFrom:exTo]
+	exTo       int
 }
 
 // Encoder writes snapshots of every registered view as OTLP
@@ -85,28 +88,34 @@ type point struct {
 // measure's unit. Each series is one data point, with its tag values as
 // string attributes (absent keys left out), starting when the series was
 // created (cumulative) or at the previous export (delta); a view's
-// overflow series has the attribute otel.metric.overflow=true. The
+// overflow series has the attribute otel.metric.overflow=true. A
+// histogram point carries its buckets' exemplars (the latest value
+// recorded with attachments per bucket, see stats.WithAttachments: value,
+// time, and the trace and span IDs of a stats.SpanContext attachment;
+// with Delta temporality only those recorded in the interval). The
 // package documentation lists what cannot be mapped exactly.
 //
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
 type Encoder struct {
-	temporality Temporality
-	resource    []byte // the encoded ResourceMetrics.resource field
-	scope       []byte // the encoded ScopeMetrics.scope field
-	headRoom    int    // bytes reserved before the metrics: see Encode
+	resource []byte // the encoded ResourceMetrics.resource field
+	scope    []byte // the encoded ScopeMetrics.scope field
+	headRoom int    // bytes reserved before the metrics: see Encode
 
 	buf     []byte
 	head    []byte
 	strs    []string
 	series  []*core.Series
 	points  []point
-	counts  []uint64       // bucket counts of the distribution points
-	buckets []int64        // ReadDist's buffer
-	keys    []byte         // the current view's encoded KeyValue.key fields, one per tag key
-	keyOff  []int          // key i is keys[keyOff[i]:keyOff[i+1]]
-	bounds  []byte         // the current view's encoded explicit_bounds field
-	delta   *delta.Tracker // nil: cumulative
+	counts  []uint64         // bucket counts of the distribution points
+	buckets []int64          // ReadDist's buffer
+	exs     []*core.Exemplar // the exemplars of the current view's points
+	exBuf   []*core.Exemplar // Series.Exemplars' buffer
+	keys    []byte           // the current view's encoded KeyValue.key fields, one per tag key
+	keyOff  []int            // key i is keys[keyOff[i]:keyOff[i+1]]
+	bounds  []byte           // the current view's encoded explicit_bounds field
+	delta   *delta.Tracker   // nil: cumulative
+	kinds   delta.Kinds      // the kinds read through delta
 	metrics map[*core.View]*viewMetric
 	seq     uint64
 	npoints int
@@ -119,10 +128,17 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 	if t != Cumulative && t != Delta {
 		return nil, fmt.Errorf("otlp: unknown Temporality %d", t)
 	}
+	kinds, _ := delta.NewKinds(t == Delta, exporter.PreferCumulative, "")
+	return newEncoder(kinds, 0, r)
+}
+
+// newEncoder returns an encoder reading the kinds of kinds as deltas
+// (through a tracker evicting series idle evictIdleAfter reads, 0: never).
+func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*Encoder, error) {
 	r = r.WithDefaults()
-	e := &Encoder{temporality: t, metrics: map[*core.View]*viewMetric{}}
-	if t == Delta {
-		e.delta = delta.NewTracker(0)
+	e := &Encoder{kinds: kinds, metrics: map[*core.View]*viewMetric{}}
+	if kinds.Any() {
+		e.delta = delta.NewTracker(evictIdleAfter)
 	}
 
 	var attrs []byte
@@ -247,7 +263,10 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	bounds := a.Bounds()
 	nb := len(bounds) + 1
 	start := uint64(a.Start().UnixNano())
-	st := e.delta.View(a)
+	var st *delta.View // nil: cumulative
+	if e.kinds.Has(kind) {
+		st = e.delta.View(a)
+	}
 	if st != nil {
 		if st.Last != 0 { // the interval starts where the previous export ended
 			start = uint64(st.Last)
@@ -297,6 +316,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	}
 	e.points = e.points[:0]
 	e.counts = e.counts[:0]
+	e.exs = e.exs[:0]
 	data := 0       // the Gauge, Sum or Histogram message
 	defer st.Done() // every series of the view read: acknowledge its seals
 	monotonic := m.Monotonic
@@ -326,6 +346,13 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		if p.hasMinMax {
 			p.size += 2 * fixedFieldSize
 		}
+		if kind == core.KindDistribution {
+			since := uint64(0) // cumulative: every exemplar the series has
+			if st != nil {
+				since = p.start
+			}
+			p.size += e.readExemplars(&p, since)
+		}
 		data += lenFieldSize(p.size)
 		e.points = append(e.points, p)
 	}
@@ -336,7 +363,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 
 	var dataTag byte
 	temporality := uint64(temporalityCumulative)
-	if e.temporality == Delta {
+	if st != nil {
 		temporality = temporalityDelta
 	}
 	switch kind {
@@ -413,6 +440,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 				b = binary.LittleEndian.AppendUint64(b, c)
 			}
 			b = append(b, e.bounds...)
+			for _, x := range e.exs[p.exFrom:p.exTo] {
+				b = appendExemplar(b, x)
+			}
 			b = e.appendAttrs(b, tagHDPAttributes, v.KeyIDs, p)
 			if p.hasMinMax {
 				b = appendFixed(b, tagHDPMin, math.Float64bits(p.min))
@@ -427,6 +457,51 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		b = append(b, tagMonotonic, 1)
 	}
 	return b
+}
+
+// readExemplars collects the exemplars of p's series recorded since since
+// (Unix ns: the interval's start with Delta temporality, 0 for
+// cumulative), one per bucket at most, in bucket order, into e.exs, and
+// returns their encoded size.
+func (e *Encoder) readExemplars(p *point, since uint64) int {
+	p.exFrom = len(e.exs)
+	e.exBuf = p.s.Exemplars(e.exBuf[:0])
+	size := 0
+	for _, x := range e.exBuf {
+		if x != nil && uint64(x.Time) >= since {
+			e.exs = append(e.exs, x)
+			size += lenFieldSize(exemplarSize(x))
+		}
+	}
+	clear(e.exBuf)
+	p.exTo = len(e.exs)
+	return size
+}
+
+// exemplarSize is the size of an Exemplar message: its time and value,
+// and the trace and span IDs of its stats.SpanContext attachment, if any.
+// Other attachments are not exported (OTLP's filtered_attributes are the
+// attributes a view dropped, which zerostat does not keep).
+func exemplarSize(x *core.Exemplar) int {
+	n := 2 * fixedFieldSize
+	if _, ok := x.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+		n += lenFieldSize(8) + lenFieldSize(16)
+	}
+	return n
+}
+
+// appendExemplar appends an exemplars field, in protobuf-go's field order
+// (the oneof value last).
+func appendExemplar(b []byte, x *core.Exemplar) []byte {
+	b = appendLen(b, tagHDPExemplars, exemplarSize(x))
+	b = appendFixed(b, tagExTime, uint64(x.Time))
+	if sc, ok := x.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+		b = appendLen(b, tagExSpanID, 8)
+		b = append(b, sc.SpanID[:]...)
+		b = appendLen(b, tagExTraceID, 16)
+		b = append(b, sc.TraceID[:]...)
+	}
+	return appendFixed(b, tagExAsDouble, math.Float64bits(x.Value))
 }
 
 // appendNumber appends a NumberDataPoint's value: as_int when the metric

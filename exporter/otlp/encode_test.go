@@ -315,6 +315,14 @@ func TestEncodeAllocs(t *testing.T) {
 			t.Errorf("%v: Encode allocates %v times; want 0", tm, got)
 		}
 	}
+	kinds, _ := delta.NewKinds(false, exporter.PreferDelta, "")
+	enc, _ := newEncoder(kinds, 0, exporter.Resource{ServiceName: "s"})
+	now := time.Now()
+	enc.Encode(now)
+	enc.Encode(now)
+	if got := testing.AllocsPerRun(20, func() { enc.Encode(now) }); got != 0 {
+		t.Errorf("delta preference: Encode allocates %v times; want 0", got)
+	}
 }
 
 func BenchmarkEncode(b *testing.B) {
@@ -328,5 +336,33 @@ func BenchmarkEncode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		enc.Encode(now)
+	}
+}
+
+// TestCumulativeRecreatedSeriesStarts: a series evicted and recorded
+// again restarts from zero; its cumulative point starts at the new
+// series' start, so a backend sees a reset (issue 12, item 4, which found
+// the msgpack payload wanting; OTLP checked here).
+func TestCumulativeRecreatedSeriesStarts(t *testing.T) {
+	f := newFixture(t)
+	for range 5 {
+		f.record(t, "/again", "200", 2, 10)
+	}
+	cum, _ := NewEncoder(Cumulative, exporter.Resource{})
+	first := f.metric(t, decodeRequest(t, cum.Encode(time.Now())), "count").points["route=/again,status=200"]
+	ev, _ := NewEncoder(Delta, exporter.Resource{})
+	ev.delta = delta.NewTracker(1)
+	for range 3 { // reads, seals, frees
+		ev.Encode(time.Now())
+	}
+	f.record(t, "/again", "200", 2, 10)
+	p := f.metric(t, decodeRequest(t, cum.Encode(time.Now())), "count").points["route=/again,status=200"]
+	rows, _ := view.RetrieveData(f.views[0].Name)
+	if first == nil || p == nil || len(rows) != 1 {
+		t.Fatalf("points %+v then %+v, rows %v", first, p, rows)
+	}
+	start := uint64(rows[0].Data.(*view.CountData).Start.UnixNano())
+	if first.asInt != 5 || p.asInt != 1 || p.start != start || p.start <= first.start {
+		t.Errorf("count %d since %d, then %d since %d; want 5, then 1 since the new series' start %d", first.asInt, first.start, p.asInt, p.start, start)
 	}
 }

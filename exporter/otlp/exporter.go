@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,6 +38,9 @@ const (
 	// on this host (port 4318, the OTLP/HTTP default of the OTLP
 	// specification).
 	DefaultEndpoint = "http://localhost:4318"
+	// DefaultGRPCEndpoint is the Collector's OTLP/gRPC receiver on this
+	// host (port 4317), without TLS (the specification's default).
+	DefaultGRPCEndpoint = "http://localhost:4317"
 	// MetricsPath is appended to Endpoint (the OTLP/HTTP path for
 	// metrics).
 	MetricsPath     = "/v1/metrics"
@@ -58,8 +62,22 @@ const ContentType = "application/x-protobuf"
 type Options struct {
 	// Endpoint is the receiver's base URL, http or https (the equivalent
 	// of OTEL_EXPORTER_OTLP_ENDPOINT); requests are POSTed to Endpoint
-	// followed by MetricsPath.
+	// followed by MetricsPath. With the grpc Protocol it is the gRPC
+	// target: host:port, or a URL whose scheme says whether to use TLS.
 	Endpoint string
+	// URL, if set, is the full URL the requests are POSTed to, used as is
+	// (the root path when it has none), as
+	// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is; it cannot be set with
+	// Endpoint. HTTP only.
+	URL string
+	// Protocol is ProtocolHTTP (the default) or ProtocolGRPC, which only
+	// otlpgrpc.New (module
+	// github.com/zerostat/zerostat/exporter/otlp/otlpgrpc) sends.
+	Protocol string
+	// TLS configures the connection's TLS from files (server CA, client
+	// certificate and key for mTLS), as OTEL_EXPORTER_OTLP_CERTIFICATE
+	// and its kin do. With HTTP it cannot be set with Client.
+	TLS TLS
 	// Header holds extra request headers (authentication, ...). It must
 	// not set Content-Type or Content-Encoding, which the exporter sets.
 	Header http.Header
@@ -68,8 +86,15 @@ type Options struct {
 	// Interval between exports; it also bounds each export, retries
 	// included.
 	Interval time.Duration
-	// Temporality of the values: Cumulative or Delta.
+	// Temporality of the values: Cumulative or Delta (every view).
 	Temporality Temporality
+	// TemporalityPreference, if set, chooses the temporality per kind of
+	// view as OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE does:
+	// PreferDelta and PreferLowMemory make Count, Sum and Distribution
+	// views delta, LastValue views (Gauges, which have no temporality)
+	// cumulative (see exporter.TemporalityPreference). It cannot be set
+	// with Temporality Delta.
+	TemporalityPreference exporter.TemporalityPreference
 	// MaxQueuedBytes bounds the delta requests kept for a later export
 	// when they could not be sent (default exporter.DefaultMaxQueuedBytes,
 	// 16 MiB); past it the oldest are dropped and counted in
@@ -97,12 +122,22 @@ type Options struct {
 	// OnError, if set, is called (from the export goroutine) with each
 	// failed periodic export; the exporter keeps running.
 	OnError func(error)
+	// FromEnv reads OpenTelemetry's environment variables into the
+	// options left unset (the table in the package documentation; see
+	// Options.WithEnv). Without it no variable is read.
+	FromEnv bool
 	// Logger logs changes of the exporter's state: the first failure
 	// after a success (Warn), the first success after failures (Info),
 	// the first partial success (Warn). nil: slog.Default(); a logger on
 	// slog.DiscardHandler silences it.
 	Logger *slog.Logger
 }
+
+// Protocols (the values of OTEL_EXPORTER_OTLP_PROTOCOL).
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
 
 // Retry configures retries. A request is retried when it fails without an
 // answer (connection refused, reset, timed out) or with the status 429,
@@ -147,6 +182,7 @@ type Exporter struct {
 	// would allocate.
 	produceFn func(*push.Cycle) error
 	http      push.HTTP
+	sender    Sender // nil: http
 
 	// Guarded by the pipeline's export lock.
 	enc *Encoder
@@ -155,29 +191,134 @@ type Exporter struct {
 	req push.Request // the request being sent, reused
 }
 
-// New returns an exporter configured by opts. It fails on invalid options,
-// naming the option.
+// New returns an exporter configured by opts, sending OTLP/HTTP. It fails
+// on invalid options, naming the option (or the environment variable,
+// with FromEnv).
 func New(opts Options) (*Exporter, error) {
-	if opts.Endpoint == "" {
-		opts.Endpoint = DefaultEndpoint
+	var err error
+	if opts.FromEnv {
+		if opts, err = opts.WithEnv(); err != nil {
+			return nil, err
+		}
 	}
-	u, err := url.Parse(opts.Endpoint)
+	switch opts.Protocol {
+	case "", ProtocolHTTP:
+	case ProtocolGRPC:
+		return nil, errors.New("otlp: Protocol grpc is sent by otlpgrpc.New (module github.com/zerostat/zerostat/exporter/otlp/otlpgrpc)")
+	default:
+		return nil, fmt.Errorf("otlp: unsupported Protocol %q (want %s or %s)", opts.Protocol, ProtocolHTTP, ProtocolGRPC)
+	}
+	target, err := metricsURL(opts.Endpoint, opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("otlp: Endpoint: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("otlp: Endpoint %q is not an http or https URL with a host", opts.Endpoint)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("otlp: Endpoint %q has a query or fragment", opts.Endpoint)
+		return nil, err
 	}
 	for k := range opts.Header {
+		if !ValidHeaderName(k) {
+			return nil, fmt.Errorf("otlp: Header %q is not a valid header name", k)
+		}
 		switch http.CanonicalHeaderKey(k) {
 		case "Content-Type", "Content-Encoding", "Content-Length":
 			return nil, fmt.Errorf("otlp: Header sets %s, which the exporter sets", k)
 		}
 	}
-	e := &Exporter{url: strings.TrimRight(opts.Endpoint, "/") + MetricsPath}
+	client := opts.Client
+	if opts.TLS.files() && strings.HasPrefix(target, "http:") {
+		return nil, fmt.Errorf("otlp: TLS files are set but %s is plain http (as OTel Go's otlpmetrichttp, zerostat refuses the combination)", target)
+	}
+	if opts.TLS.files() {
+		if client != nil {
+			return nil, errors.New("otlp: Client and TLS are both set: configure the client's TLS, or leave Client nil")
+		}
+		cfg, err := opts.TLS.Config()
+		if err != nil {
+			return nil, err
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = cfg
+		client = &http.Client{Transport: t}
+	}
+	e, err := newExporter(opts, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.http = push.HTTP{URL: target, Client: client, Header: requestHeader(opts.Header),
+		Retry: push.RetryOTLP, Message: errorMessage, OK: e.answered}
+	return e, nil
+}
+
+// ValidHeaderName reports whether k is an HTTP header name (an RFC 9110
+// token), as a header of Options.Header or OTEL_EXPORTER_OTLP_HEADERS must
+// be.
+func ValidHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// metricsURL returns where requests are POSTed: url as is (the root path
+// when it has none), else endpoint followed by MetricsPath.
+func metricsURL(endpoint, full string) (string, error) {
+	name, s := "Endpoint", endpoint
+	switch {
+	case full != "" && endpoint != "":
+		return "", errors.New("otlp: Endpoint and URL are both set; set one")
+	case full != "":
+		name, s = "URL", full
+	case endpoint == "":
+		s = DefaultEndpoint
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("otlp: %s: %w", name, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("otlp: %s %q is not an http or https URL with a host", name, s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("otlp: %s %q has a query or fragment", name, s)
+	}
+	if full != "" {
+		if u.Path == "" {
+			s += "/"
+		}
+		return s, nil
+	}
+	return strings.TrimRight(s, "/") + MetricsPath, nil
+}
+
+// Sender sends one request over a transport other than OTLP/HTTP (package
+// otlpgrpc's gRPC). body is an ExportMetricsServiceRequest in the
+// protobuf binary encoding, never compressed by the exporter (compressing
+// is the sender's business), valid only during the call. It returns the
+// ExportMetricsServiceResponse's bytes (nil: none) or an error, wrapped by
+// push.Retryable when another attempt may succeed. The pipeline calls it
+// from one goroutine at a time, within each attempt's ctx.
+type Sender func(ctx context.Context, body []byte) (response []byte, err error)
+
+// NewWithSender returns an exporter configured by opts that sends each
+// request with s; target names the receiver (URL, log lines). Endpoint,
+// URL, Protocol, Header, Client, TLS and FromEnv are the caller's
+// business (package otlpgrpc resolves them before), not read here; the
+// other options are New's.
+func NewWithSender(opts Options, target string, s Sender) (*Exporter, error) {
+	if s == nil {
+		return nil, errors.New("otlp: nil Sender")
+	}
+	return newExporter(opts, target, s)
+}
+
+// newExporter builds what every transport shares: the encoder, its
+// temporality and compression, and the push pipeline.
+func newExporter(opts Options, target string, s Sender) (*Exporter, error) {
+	e := &Exporter{url: target, sender: s}
 	switch opts.Compression {
 	case NoCompression:
 	case Gzip:
@@ -185,23 +326,29 @@ func New(opts Options) (*Exporter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("otlp: GzipLevel %d: %w", opts.GzipLevel, err)
 		}
-		e.zw = zw
+		if s == nil {
+			e.zw = zw
+		}
 	default:
 		return nil, fmt.Errorf("otlp: unknown Compression %d", opts.Compression)
 	}
-	if e.enc, err = NewEncoder(opts.Temporality, opts.Resource); err != nil {
+	if opts.Temporality != Cumulative && opts.Temporality != Delta {
+		return nil, fmt.Errorf("otlp: unknown Temporality %d", opts.Temporality)
+	}
+	kinds, err := delta.NewKinds(opts.Temporality == Delta, opts.TemporalityPreference, "otlp: ")
+	if err != nil {
 		return nil, err
 	}
-	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, opts.Temporality == Delta); err != nil {
+	if err := delta.CheckEvictIdleAfter(opts.EvictIdleAfter, kinds.Any()); err != nil {
 		return nil, fmt.Errorf("otlp: %w", err)
 	}
-	if opts.EvictIdleAfter > 0 {
-		e.enc.delta = delta.NewTracker(opts.EvictIdleAfter)
+	if e.enc, err = newEncoder(kinds, opts.EvictIdleAfter, opts.Resource); err != nil {
+		return nil, err
 	}
 	pipe, err := push.New(push.Config{
-		Name: "otlp", Target: e.url,
+		Name: "otlp", Target: target,
 		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
-		Queue: opts.Temporality == Delta, MaxQueuedBytes: opts.MaxQueuedBytes,
+		Queue: kinds.Any(), MaxQueuedBytes: opts.MaxQueuedBytes,
 		Logger: opts.Logger, OnError: opts.OnError,
 	}, e.transport, "otlp: ")
 	if err != nil {
@@ -211,8 +358,6 @@ func New(opts Options) (*Exporter, error) {
 	opts.Interval, opts.Timeout, opts.Retry, opts.MaxQueuedBytes = c.Interval, c.Timeout, c.Retry, c.MaxQueuedBytes
 	e.opts, e.pipe = opts, pipe
 	e.produceFn = e.produce
-	e.http = push.HTTP{URL: e.url, Client: opts.Client, Header: requestHeader(opts.Header),
-		Retry: push.RetryOTLP, Message: errorMessage, OK: e.answered}
 	return e, nil
 }
 
@@ -229,7 +374,8 @@ func requestHeader(user http.Header) http.Header {
 	return h
 }
 
-// URL returns the URL the requests are POSTed to.
+// URL returns the URL the requests are POSTed to (the gRPC target for
+// otlpgrpc's).
 func (e *Exporter) URL() string { return e.url }
 
 // Start begins exporting every Interval. Calling it again does nothing.
@@ -241,13 +387,8 @@ func (e *Exporter) Start() { e.pipe.Start(e.Export) }
 // export, retries included, is bounded by ctx, or by the Interval if ctx
 // has no deadline.
 func (e *Exporter) Stop(ctx context.Context) error {
-	return e.pipe.Stop(ctx, func(ctx context.Context) error {
-		return e.pipe.Export(ctx, func(c *push.Cycle) error {
-			err := e.produce(c)
-			e.enc.delta.Close() // no longer a reader evicted series wait for
-			return err
-		})
-	})
+	// Once stopped, no longer a reader that evicted series wait for.
+	return e.pipe.Stop(ctx, e.produceFn, e.enc.delta.Close)
 }
 
 // Export sends the delta requests queued by earlier failed exports, then
@@ -274,7 +415,14 @@ func (e *Exporter) produce(c *push.Cycle) error {
 }
 
 func (e *Exporter) transport(ctx context.Context, r *push.Request) error {
-	return e.http.Post(ctx, r)
+	if e.sender == nil {
+		return e.http.Post(ctx, r)
+	}
+	resp, err := e.sender(ctx, r.Body)
+	if err == nil && len(resp) > 0 {
+		e.partial(resp)
+	}
+	return err
 }
 
 // answered reads a 2xx answer: a partial success is counted and logged.
@@ -282,6 +430,12 @@ func (e *Exporter) answered(h http.Header, body []byte) {
 	if !isProtobuf(h) || len(body) == 0 {
 		return
 	}
+	e.partial(body)
+}
+
+// partial reads an ExportMetricsServiceResponse: a partial success is
+// counted and logged.
+func (e *Exporter) partial(body []byte) {
 	if ps, _ := parsePartialSuccess(body); ps != nil { // undecodable: not a partial success
 		e.pipe.Rejected(ps.RejectedDataPoints, ps.ErrorMessage)
 	}

@@ -93,6 +93,7 @@ func TestFaultMatrix(t *testing.T) {
 					final && st.Dropped != 2 {
 					t.Errorf("stats %+v during the fault", st)
 				}
+				srv.Settle(int64(e.Stats().Requests), 10*time.Second)
 				srv.Set(faultserver.OK)
 				record(10)
 				if err := export(10 * time.Second); err != nil {
@@ -117,6 +118,7 @@ func TestFaultMatrix(t *testing.T) {
 				if temp == Delta && !final && !strings.Contains(err.Error(), "stopped with 1 requests") {
 					t.Errorf("Stop: %v; want a report of the unsent request", err)
 				}
+				srv.Settle(int64(e.Stats().Requests), 10*time.Second)
 				srv.Set(faultserver.OK)
 				if err := export(10 * time.Second); err != nil {
 					t.Fatal(err)

@@ -63,9 +63,16 @@ const (
 	tagHDPSum            = 5<<3 | wireFixed64  // optional double sum = 5
 	tagHDPBucketCounts   = 6<<3 | wireBytes    // repeated fixed64 bucket_counts = 6 (packed)
 	tagHDPExplicitBounds = 7<<3 | wireBytes    // repeated double explicit_bounds = 7 (packed)
+	tagHDPExemplars      = 8<<3 | wireBytes    // repeated Exemplar exemplars = 8
 	tagHDPAttributes     = 9<<3 | wireBytes    // repeated KeyValue attributes = 9
 	tagHDPMin            = 11<<3 | wireFixed64 // optional double min = 11
 	tagHDPMax            = 12<<3 | wireFixed64 // optional double max = 12
+
+	// Exemplar
+	tagExTime     = 2<<3 | wireFixed64 // fixed64 time_unix_nano = 2
+	tagExAsDouble = 3<<3 | wireFixed64 // double as_double = 3 (oneof value)
+	tagExSpanID   = 4<<3 | wireBytes   // bytes span_id = 4
+	tagExTraceID  = 5<<3 | wireBytes   // bytes trace_id = 5
 
 	// ExportMetricsServiceResponse
 	tagResponsePartialSuccess = 1<<3 | wireBytes // ExportMetricsPartialSuccess partial_success = 1

@@ -34,8 +34,11 @@
 // are spelled one way in both formats and in remote write, OpenMetrics's
 // canonical "1.0" (with OpenCensusNames, the text format's "1").
 //
-// OpenMetrics output also has "_created" samples (each series' start) for
-// counters and histograms, and "# UNIT" only on families whose name ends
+// OpenMetrics output also has exemplars on histogram buckets (the latest
+// value recorded with attachments, see stats.WithAttachments: " # {
+// trace_id="…",span_id="…"} value timestamp", the IDs from a
+// stats.SpanContext attachment, no labels without one) and "_created"
+// samples (each series' start) for counters and histograms, and "# UNIT" only on families whose name ends
 // in the unit. Two views whose names collide ("a.b" and "a_b") would make
 // invalid output: the one registered later is left out, reported by
 // Handler.Err and counted in selfstats' zerostat/refused_views.

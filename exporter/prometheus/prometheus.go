@@ -1,6 +1,7 @@
 package prometheus
 
 import (
+	"encoding/hex"
 	"io"
 	"net/http"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/selfstats"
+	"github.com/zerostat/zerostat/stats"
 )
 
 // Format is an exposition format.
@@ -115,7 +117,8 @@ type Handler struct {
 	gen     uint64
 	scratch []*core.Series
 	buckets []int64
-	values  []float64 // a Sum view's values, read before its head is chosen
+	exs     []*core.Exemplar // a histogram series' exemplars (OpenMetrics)
+	values  []float64        // a Sum view's values, read before its head is chosen
 	labels  []byte
 	sorter  seriesSorter
 
@@ -270,6 +273,7 @@ func (x *seriesSorter) Less(i, j int) bool {
 // state (no new view or series since the last call) it allocates nothing
 // beyond growing dst. Safe for concurrent use; calls are serialised.
 func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.gen++
@@ -411,6 +415,11 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 	case core.KindDistribution:
 		st := s.ReadDist(h.buckets)
 		les := fam.les
+		exs := h.exs[:0]
+		if x.om {
+			exs = s.Exemplars(exs)
+			h.exs = exs
+		}
 		var cum int64
 		for i, c := range h.buckets {
 			cum += c
@@ -421,7 +430,11 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 			}
 			dst = append(dst, les[i]...)
 			dst = append(dst, '}', ' ')
-			dst = append(strconv.AppendInt(dst, cum, 10), '\n')
+			dst = strconv.AppendInt(dst, cum, 10)
+			if i < len(exs) && exs[i] != nil {
+				dst = appendExemplar(dst, exs[i])
+			}
+			dst = append(dst, '\n')
 		}
 		if !x.om || st.Count == 0 || promname.CounterValid(st.Min) && promname.CounterValid(st.Sum) {
 			dst = appendName(dst, fam.sumName, lb)
@@ -435,6 +448,26 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 		dst = append(promname.AppendOpenMetricsFloat(dst, float64(s.Start().UnixNano())/1e9), '\n')
 	}
 	return dst
+}
+
+// appendExemplar appends an OpenMetrics exemplar, " # {labels} value
+// timestamp": the labels are trace_id and span_id (lower-case hex) when
+// the exemplar has a stats.SpanContext attachment, none otherwise (other
+// attachments are not labels: OpenMetrics caps an exemplar's labels at 128
+// characters). No allocation.
+func appendExemplar(dst []byte, e *core.Exemplar) []byte {
+	dst = append(dst, " # {"...)
+	if sc, ok := e.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+		dst = append(dst, `trace_id="`...)
+		dst = hex.AppendEncode(dst, sc.TraceID[:])
+		dst = append(dst, `",span_id="`...)
+		dst = hex.AppendEncode(dst, sc.SpanID[:])
+		dst = append(dst, '"')
+	}
+	dst = append(dst, '}', ' ')
+	dst = promname.AppendOpenMetricsFloat(dst, e.Value)
+	dst = append(dst, ' ')
+	return promname.AppendOpenMetricsFloat(dst, float64(e.Time)/1e9)
 }
 
 // appendName appends `name{labels} ` (no braces without labels).

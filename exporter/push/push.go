@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/periodic"
 	"github.com/zerostat/zerostat/internal/retry"
 	"github.com/zerostat/zerostat/selfstats"
@@ -236,19 +237,26 @@ func (p *Pipeline) Start(export func(context.Context) error) {
 }
 
 // Stop ends the periodic exports (waiting, within ctx, for one in
-// progress), then runs final, which should export once more, queued
-// requests first, so that nothing recorded before Stop stays unsent while
-// the receiver works, and release what the exporter holds. It returns
-// final's error, saying what is still queued: those requests stay in
-// Stats.Queued, and an Export called later sends them.
-func (p *Pipeline) Stop(ctx context.Context, final func(context.Context) error) error {
+// progress), then exports once more with produce, queued requests first,
+// so that nothing recorded before Stop stays unsent while the receiver
+// works, and calls release (if not nil) within that export, to let go of
+// what the exporter holds (a delta reader's registration). It returns the
+// final export's error, saying what is still queued: those requests stay
+// in Stats.Queued, and an Export called later sends them.
+func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release func()) error {
 	if err := p.runner.Stop(ctx); err != nil {
 		return err
 	}
 	// The final export's failure is returned: logging it too would say it
 	// twice.
 	p.stopping.Store(true)
-	err := final(ctx)
+	err := p.Export(ctx, func(c *Cycle) error {
+		err := produce(c)
+		if release != nil {
+			release()
+		}
+		return err
+	})
 	p.stopping.Store(false)
 	if s := p.Stats(); s.Queued > 0 {
 		return fmt.Errorf("%s: stopped with %d requests (%d points, %d bytes) unsent: %w", p.cfg.Name, s.Queued, s.QueuedPoints, s.QueuedBytes, err)
@@ -331,7 +339,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	p.exports.Add(1)
 	began := time.Now()
 	retries0, dropped0 := p.retries.Load(), p.dropped.Load()
-	selfstats.RecordViews() // zerostat/live_series, ... in this snapshot
+	core.CollectContext(ctx) // callback gauges and counters (metric, runtime), within half of ctx's time
+	selfstats.RecordViews()  // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	c.err, c.blocked = p.flush(ctx)

@@ -89,7 +89,7 @@ func TestQueueFlushedWhenNothingNew(t *testing.T) {
 		nothing := func(*Cycle) error { return nil }
 		var err error
 		if viaStop {
-			err = p.Stop(context.Background(), func(ctx context.Context) error { return p.Export(ctx, nothing) })
+			err = p.Stop(context.Background(), nothing, nil)
 		} else {
 			err = p.Export(context.Background(), nothing)
 		}

@@ -5,7 +5,7 @@
 //
 // # Answers
 //
-//	204  stored (OnPayload returned)
+//	204  stored (OnPayload returned, or Consume returned nil)
 //	400  malformed: truncated, wrong structure or version, a dangling
 //	     string index, invalid UTF-8, strings[0] not "", bucket counts
 //	     that overflow or do not add up to the count (the view named)
@@ -15,8 +15,9 @@
 //	     (MaxDecompressedBytes) or the decoded payload (MaxDecodedBytes)
 //	415  a Content-Type other than application/msgpack, or a
 //	     Content-Encoding other than gzip or identity
-//	503  MaxInflightBytes reached, with Retry-After: 1 (retried by
-//	     zerostat's exporter)
+//	503  MaxInflightBytes reached, or Consume refused the payload
+//	     (unless its *Refused says otherwise), with Retry-After: 1
+//	     (retried by zerostat's exporter)
 //
 // # Memory budget
 //

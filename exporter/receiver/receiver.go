@@ -60,6 +60,13 @@ type Handler struct {
 	// the request's goroutine before the response is written, and the
 	// payload's memory counts against MaxInflightBytes until it returns.
 	OnPayload func(*wire.Payload)
+	// Consume, when set, receives each payload that decoded completely
+	// instead of OnPayload, and may refuse it: a nil error is answered
+	// 204; a *Refused its Status (with Retry-After on a 429 or 503);
+	// any other error 503 with Retry-After, so the sender retries (the
+	// pipeline behind the receiver is busy or down). It runs as OnPayload
+	// does; r is the request (for its context).
+	Consume func(r *http.Request, p *wire.Payload) error
 
 	inflight atomic.Int64 // bytes reserved by the requests being served
 }
@@ -277,10 +284,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.give(limit - int64(p.MemSize())) // reserved but not taken
-	if h.OnPayload != nil {
+	if h.Consume != nil {
+		if err := h.Consume(r, p); err != nil {
+			refuse(w, err)
+			return
+		}
+	} else if h.OnPayload != nil {
 		h.OnPayload(p)
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// Refused is an error of Consume that says how to answer: Status (a 4xx
+// or 5xx code; 429 and 503 get Retry-After: RetryAfter) with Err's text.
+type Refused struct {
+	Status int
+	Err    error
+}
+
+func (e *Refused) Error() string { return e.Err.Error() }
+func (e *Refused) Unwrap() error { return e.Err }
+
+// refuse answers Consume's error err.
+func refuse(w http.ResponseWriter, err error) {
+	status := http.StatusServiceUnavailable
+	var rf *Refused
+	if errors.As(err, &rf) && rf.Status >= 400 && rf.Status <= 599 {
+		status = rf.Status
+	}
+	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
+	}
+	fail(w, status, "not stored: "+err.Error())
 }
 
 // busy answers 503 with Retry-After, which zerostat's exporter (and OTLP

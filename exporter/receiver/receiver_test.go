@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -176,4 +178,48 @@ func dropLastString(t *testing.T, b []byte) []byte {
 	}
 	t.Fatal("string table not found")
 	return nil
+}
+
+// TestHandlerConsume: a payload Consume refuses is answered as its error
+// says (503 with Retry-After by default, so the sender retries), and its
+// reservation is given back.
+func TestHandlerConsume(t *testing.T) {
+	good := payload(t)
+	errFull := errors.New("pipeline full")
+	for _, tc := range []struct {
+		name       string
+		err        error
+		status     int
+		retryAfter string
+	}{
+		{"stored", nil, 204, ""},
+		{"busy", errFull, 503, "1"},
+		{"wrapped busy", fmt.Errorf("exporter: %w", errFull), 503, "1"},
+		{"too many requests", &receiver.Refused{Status: 429, Err: errFull}, 429, "1"},
+		{"permanent", &receiver.Refused{Status: 400, Err: errors.New("bad data")}, 400, ""},
+		{"no status", &receiver.Refused{Err: errFull}, 503, "1"},
+	} {
+		calls := 0
+		h := &receiver.Handler{Consume: func(r *http.Request, p *wire.Payload) error {
+			calls++
+			if len(p.Views) != 1 || r.Method != http.MethodPost {
+				t.Errorf("%s: Consume got %d views, method %s", tc.name, len(p.Views), r.Method)
+			}
+			return tc.err
+		}}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/", bytes.NewReader(good))
+		req.Header.Set("Content-Type", wire.ContentType)
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status || rec.Header().Get("Retry-After") != tc.retryAfter || calls != 1 {
+			t.Errorf("%s: %d, Retry-After %q, %d calls; want %d, %q, 1 call", tc.name,
+				rec.Code, rec.Header().Get("Retry-After"), calls, tc.status, tc.retryAfter)
+		}
+		if tc.err != nil && !strings.Contains(rec.Body.String(), tc.err.Error()) {
+			t.Errorf("%s: body %q does not name the error %q", tc.name, rec.Body.String(), tc.err)
+		}
+		if n := h.Inflight(); n != 0 {
+			t.Errorf("%s: %d bytes still reserved", tc.name, n)
+		}
+	}
 }

@@ -89,6 +89,7 @@ func TestFaultMatrix(t *testing.T) {
 			if st := w.Stats(); st.Dropped == 0 || st.DroppedPoints == 0 || st.Queued != 0 {
 				t.Errorf("stats %+v; want the failed pushes dropped and counted, nothing queued", st)
 			}
+			srv.Settle(int64(w.Stats().Requests), 10*time.Second)
 			srv.Set(faultserver.OK)
 			record(10)
 			if err := push(10 * time.Second); err != nil {
@@ -105,6 +106,7 @@ func TestFaultMatrix(t *testing.T) {
 			if err := w.Stop(ctx); err == nil {
 				t.Fatalf("Stop against %q succeeded", fault)
 			}
+			srv.Settle(int64(w.Stats().Requests), 10*time.Second)
 			srv.Set(faultserver.OK)
 			if err := push(10 * time.Second); err != nil {
 				t.Fatal(err)

@@ -106,6 +106,9 @@ type Writer struct {
 	http  push.HTTP
 	self  *selfstats.Sink
 	namer *promname.Namer // guarded by mu
+	// produceFn is w.produce, made once: a method value passed per push
+	// would allocate.
+	produceFn func(*push.Cycle) error
 
 	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
 	fams    map[*core.View]*family
@@ -116,10 +119,15 @@ type Writer struct {
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
 	cuts    []int  // request boundaries in pb
-	counts  []int  // time series per request
-	zb      []byte
-	enc     snappy.Encoder
-	req     push.Request // the request being sent, reused
+	// meta holds the metadata of each request's families, metaCuts its
+	// request boundaries; req1 is one request, series then metadata.
+	meta     []byte
+	metaCuts []int
+	req1     []byte
+	counts   []int // time series per request
+	zb       []byte
+	enc      snappy.Encoder
+	req      push.Request // the request being sent, reused
 }
 
 // New returns a Writer. It fails on invalid options, naming the option.
@@ -163,6 +171,7 @@ func New(opts Options) (*Writer, error) {
 	}
 	opts.Retry = pipe.Config().Retry
 	w.opts, w.pipe, w.self = opts, pipe, pipe.Self()
+	w.produceFn = w.produce
 	h := make(http.Header, len(opts.Header)+4)
 	for k, vs := range opts.Header {
 		h[http.CanonicalHeaderKey(k)] = vs
@@ -181,7 +190,7 @@ func (w *Writer) Start() { w.pipe.Start(w.Push) }
 // Stop ends the periodic pushes and pushes a final time, so nothing
 // recorded before Stop is left unsent. It returns that push's error, or
 // ctx's if ctx ends first (a push in progress is waited for within ctx).
-func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Push) }
+func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.produceFn, nil) }
 
 // Push snapshots the registered views now and sends them, in requests of
 // about MaxSeriesPerRequest series, retrying 5xx and 429 answers and
@@ -190,29 +199,33 @@ func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.Pus
 // retried; it and the requests after it in this push are dropped and
 // counted in Stats (the next push carries the same totals). Safe for
 // concurrent use; pushes are serialised.
-func (w *Writer) Push(ctx context.Context) error {
-	return w.pipe.Export(ctx, func(c *push.Cycle) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.encode(w.timestamp(time.Now().UnixMilli()))
-		var err error
-		failedAt := 0
-		for i := range w.counts {
-			w.zb = w.enc.Append(w.zb[:0], w.pb[w.cuts[i]:w.cuts[i+1]])
-			r := &w.req
-			*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
-				Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
-			// After a failure, Send drops the rest of the push without
-			// trying it, and counts it.
-			if serr := c.Send(r); serr != nil && err == nil {
-				err, failedAt = serr, i
-			}
+func (w *Writer) Push(ctx context.Context) error { return w.pipe.Export(ctx, w.produceFn) }
+
+// produce encodes a push and hands each request to the cycle.
+func (w *Writer) produce(c *push.Cycle) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.encode(w.timestamp(time.Now().UnixMilli()))
+	var err error
+	failedAt := 0
+	for i := range w.counts {
+		// The request's time series, then its families' metadata: the
+		// field order proto.Marshal writes (timeseries = 1, metadata = 3).
+		w.req1 = append(append(w.req1[:0], w.pb[w.cuts[i]:w.cuts[i+1]]...), w.meta[w.metaCuts[i]:w.metaCuts[i+1]]...)
+		w.zb = w.enc.Append(w.zb[:0], w.req1)
+		r := &w.req
+		*r = push.Request{Body: w.zb, Encoding: ContentEncoding, Points: w.counts[i],
+			Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
+		// After a failure, Send drops the rest of the push without trying
+		// it, and counts it.
+		if serr := c.Send(r); serr != nil && err == nil {
+			err, failedAt = serr, i
 		}
-		if err != nil {
-			return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
-		}
-		return nil
-	})
+	}
+	if err != nil {
+		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
+	}
+	return nil
 }
 
 // timestamp returns ms, or one millisecond after the last push's when ms
@@ -257,10 +270,11 @@ func (w *Writer) Err() error {
 // what one push sends, before it is cut into requests and compressed. For
 // tests and tools; safe for concurrent use (serialised with pushes).
 func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
+	core.Collect() // callback gauges and counters (metric, runtime) read now
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.encode(ts)
-	return append(dst, w.pb...)
+	return append(append(dst, w.pb...), w.meta...)
 }
 
 // encode writes every registered view's time series into w.pb, and the
@@ -269,7 +283,9 @@ func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
 func (w *Writer) encode(ts int64) {
 	w.gen++
 	w.pb = w.pb[:0]
+	w.meta = w.meta[:0]
 	w.cuts = append(w.cuts[:0], 0)
+	w.metaCuts = append(w.metaCuts[:0], 0)
 	w.counts = w.counts[:0]
 	inReq := 0
 	// cut counts a time series; rowDone ends a request once a row has
@@ -279,6 +295,7 @@ func (w *Writer) encode(ts int64) {
 	rowDone := func() {
 		if inReq >= w.opts.MaxSeriesPerRequest {
 			w.cuts = append(w.cuts, len(w.pb))
+			w.metaCuts = append(w.metaCuts, len(w.meta))
 			w.counts = append(w.counts, inReq)
 			inReq = 0
 		}
@@ -312,7 +329,7 @@ func (w *Writer) encode(ts int64) {
 		if len(w.series) > 0 {
 			// Metadata (type, help, unit) goes with the family's series:
 			// in the request that holds its first series.
-			w.pb = appendMetadata(w.pb, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
+			w.meta = appendMetadata(w.meta, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
 		}
 		for _, s := range w.series {
 			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
@@ -348,6 +365,7 @@ func (w *Writer) encode(ts int64) {
 	}
 	if inReq > 0 {
 		w.cuts = append(w.cuts, len(w.pb))
+		w.metaCuts = append(w.metaCuts, len(w.meta))
 		w.counts = append(w.counts, inReq)
 	}
 }

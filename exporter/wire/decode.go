@@ -397,11 +397,43 @@ func (d *decoder) view(v *View, i int) error {
 // decodeRow decodes row ri (or overflowRow) with nKeys tag values:
 // len(v.Keys) for a row, 0 for the overflow row (whose Values are then all
 // "").
+//
+// A row (not the overflow row) may carry one more element, its start (see
+// View.RowStart), which is appended to v.RowStarts.
 func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	d.row, d.path = ri, ""
-	if err := d.array(RowLen(v.Aggregation, nKeys)); err != nil {
+	want := RowLen(v.Aggregation, nKeys)
+	n, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	withStart := n == want+1 && ri != overflowRow
+	if n != want && !withStart {
+		if ri == overflowRow {
+			return d.failf("array of %d elements; want %d", n, want)
+		}
+		return d.failf("array of %d elements; want %d, or %d with a start", n, want, want+1)
+	}
+	if err := d.decodeRowData(v, r, nKeys); err != nil {
 		return err
 	}
+	if !withStart {
+		return nil
+	}
+	d.path = ".start"
+	if err := d.alloc(1, int(unsafe.Sizeof(RowStart{}))); err != nil {
+		return err
+	}
+	t, err := d.r.ReadTime()
+	if err != nil {
+		return d.fail(err)
+	}
+	v.RowStarts = append(v.RowStarts, RowStart{Row: ri, Start: t})
+	return nil
+}
+
+// decodeRowData decodes a row's tag values and data.
+func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 	d.path = ".values"
 	if err := d.alloc(len(v.Keys), int(unsafe.Sizeof(""))); err != nil {
 		return err

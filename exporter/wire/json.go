@@ -33,6 +33,7 @@ type jsonRow struct {
 	Max             *jsonFloat        `json:"max,omitempty"`
 	SumOfSquaredDev *jsonFloat        `json:"sum_sq_dev,omitempty"`
 	Buckets         []uint64          `json:"buckets,omitempty"`
+	Start           *time.Time        `json:"start,omitempty"` // a row's own start (View.RowStarts)
 }
 
 type jsonView struct {
@@ -81,6 +82,9 @@ func (p *Payload) MarshalJSON() ([]byte, error) {
 		}
 		for i := range v.Rows {
 			jv.Rows = append(jv.Rows, jsonRowOf(&v, &v.Rows[i]))
+		}
+		for _, rs := range v.RowStarts {
+			jv.Rows[rs.Row].Start = &rs.Start
 		}
 		if v.Overflow != nil {
 			jr := jsonRowOf(&v, v.Overflow)

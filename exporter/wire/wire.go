@@ -21,6 +21,7 @@ package wire
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -114,6 +115,27 @@ type View struct {
 	// view's cardinality limit (no tag values), or is nil. A split
 	// snapshot carries it in one part only.
 	Overflow *Row
+	// RowStarts are the rows that carry a start of their own, by
+	// increasing Row index (see RowStart). Usually empty.
+	RowStarts []RowStart
+}
+
+// RowStart is the start of a row whose values began after its view's:
+// a cumulative row of a series created after a series of its view was
+// evicted, which may restart the values of a freed row with the same tags.
+type RowStart struct {
+	Row   int // index in View.Rows
+	Start time.Time
+}
+
+// RowStart returns when the values of row i began: its own start if it
+// carries one, else the view's. Cost: a binary search of RowStarts.
+func (v *View) RowStart(i int) time.Time {
+	j, ok := slices.BinarySearchFunc(v.RowStarts, i, func(s RowStart, i int) int { return s.Row - i })
+	if ok {
+		return v.RowStarts[j].Start
+	}
+	return v.Start
 }
 
 // Row is one tag-value combination's data. Which fields are set depends on
@@ -147,7 +169,8 @@ const (
 )
 
 // RowLen returns the length of a row array for an aggregation over nKeys
-// tag keys: the values, one per key, then the data.
+// tag keys: the values, one per key, then the data. A row (not the
+// overflow row) may have one more element, its start (View.RowStarts).
 func RowLen(a Aggregation, nKeys int) int {
 	if a == Distribution {
 		return nKeys + 6 // values..., count, sum, min, max, sum_sq_dev, buckets

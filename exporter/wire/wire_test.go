@@ -123,6 +123,21 @@ func TestDecodeErrors(t *testing.T) {
 	if p, err := wire.Decode(good); err != nil || p.Views[0].Rows[0].Count != 7 || p.Views[0].Rows[0].Values[0] != "x" {
 		t.Fatalf("the well-formed case: %+v, %v", p, err)
 	}
+	// A row may end with its own start (a row re-created after eviction).
+	at := time.Unix(1700000000, 5)
+	withStart := build(1, oneView(1, 2, func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, 3)
+		b = msgpack.AppendUint(b, 3)
+		b = msgpack.AppendUint(b, 7)
+		return msgpack.AppendTime(b, at)
+	}), "", "v", "k", "x")
+	if p, err := wire.Decode(withStart); err != nil || p.Views[0].Rows[0].Count != 7 || !p.Views[0].RowStart(0).Equal(at) {
+		t.Fatalf("a row with a start: %+v, %v", p, err)
+	}
+	if p, _ := wire.Decode(good); !p.Views[0].RowStart(0).Equal(p.Views[0].Start) {
+		t.Errorf("a row without a start starts at %v; want the view's %v", p.Views[0].RowStart(0), p.Views[0].Start)
+	}
 	sample := samplePayload(t)
 	for _, tc := range []struct {
 		name    string
@@ -148,11 +163,19 @@ func TestDecodeErrors(t *testing.T) {
 		}), "", "v", "k", "x"), false, "views[0].rows[0].count"},
 		{"wrong row length", build(1, oneView(1, 2, func(b []byte) []byte {
 			b = msgpack.AppendArrayHeader(b, 1)
+			b = msgpack.AppendArrayHeader(b, 4)
+			b = msgpack.AppendUint(b, 3)
+			b = msgpack.AppendUint(b, 3)
+			b = msgpack.AppendUint(b, 1)
+			return msgpack.AppendUint(b, 1)
+		}), "", "v", "k", "x"), false, "views[0].rows[0]: at offset 37: array of 4 elements; want 2, or 3 with a start"},
+		{"row start not a timestamp", build(1, oneView(1, 2, func(b []byte) []byte {
+			b = msgpack.AppendArrayHeader(b, 1)
 			b = msgpack.AppendArrayHeader(b, 3)
 			b = msgpack.AppendUint(b, 3)
 			b = msgpack.AppendUint(b, 3)
 			return msgpack.AppendUint(b, 1)
-		}), "", "v", "k", "x"), false, "views[0].rows[0]: at offset"},
+		}), "", "v", "k", "x"), false, "views[0].rows[0].start: "},
 		{"huge rows count", build(1, oneView(1, 2, func(b []byte) []byte {
 			return append(b, msgpack.Array32, 0x7f, 0xff, 0xff, 0xff)
 		}), "", "v", "k", "x"), false, "views"},

@@ -67,6 +67,10 @@ type Aggregator struct {
 	sealSeq atomic.Uint64
 	marks   []weak.Pointer[ReaderMark]
 	evicted atomic.Uint64
+	// firstFree is when the first series was freed (Unix nanoseconds, 0:
+	// never): a series created since may hold tags a freed one had (see
+	// Series.AfterFree).
+	firstFree atomic.Int64
 	// changes counts inserts and frees: a reader that caches the set of
 	// series (sorted, say) knows it is current while changes is unchanged.
 	changes atomic.Uint64
@@ -81,6 +85,7 @@ type Aggregator struct {
 	// Cold, read by exporters only (kept off the record path's lines).
 	shown []float64 // distribution bounds, sorted, positive, unique, as registered
 	upper bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
+	ex    exemplars // only written by records with attachments (exemplar.go)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -236,8 +241,17 @@ func (a *Aggregator) RecordTags(tags []Tag, v float64) {
 // (evicted, see evict.go): into s once revived, or, if s has been freed,
 // into its successor (found or created from s's own tag values), which
 // slot (unless nil) is pointed at.
+//
+// A freed s (seen lock-free: freed is set once, under mu) is not revived,
+// so a stale cache costs no lock: its slot is cleared, which also lets s
+// and its interned values go, and the record resolves its tags as an
+// uncached one does (lock-free once they have a series, or once the
+// overflow series exists).
 func (a *Aggregator) recordSealed(s *Series, slot *atomic.Pointer[Series], v float64) {
-	if !a.revive(s) {
+	if s.freed() && slot != nil {
+		slot.CompareAndSwap(s, nil)
+	}
+	if s.freed() || !a.revive(s) {
 		var buf [16]string
 		vals := buf[:0]
 		strs := Interned() // after s, which holds its values

@@ -23,7 +23,9 @@ import (
 //
 // The cache is bounded (mapCacheSize maps, each of at most
 // maxCachedTags tags) and lock-free: concurrent misses of one slot each
-// store a valid map, the last one stays.
+// store a valid map, the last one stays. A cached map's series cache may
+// keep series of an unregistered view (and their interned values) alive
+// until the slot is reused: at most 8 series per cached map.
 
 // mapCacheSize is the number of cached tag maps: a power of two, enough for
 // the route × method × status sets of a large service (a miss costs one

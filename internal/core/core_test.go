@@ -249,12 +249,28 @@ func TestMergeAndSubInvertEachOther(t *testing.T) {
 	}
 }
 
+// TestHashSeparatesValues: the series hash the record path computes
+// (project, from the tags' precomputed hashes) tells apart value lists
+// that concatenate alike or swap a value between keys.
 func TestHashSeparatesValues(t *testing.T) {
-	if hashValues([]string{"a", "bc"}) == hashValues([]string{"ab", "c"}) {
-		t.Error(`("a","bc") and ("ab","c") hash alike`)
+	a := NewAggregator(KindCount, []string{"k1", "k2"}, nil, 0)
+	hash := func(kv ...string) uint64 {
+		_, h := a.project(nil, tagsOf(kv...))
+		return h
 	}
-	if hashValues([]string{"", "x"}) == hashValues([]string{"x", ""}) {
-		t.Error(`("","x") and ("x","") hash alike`)
+	for _, tc := range [][2][]string{
+		{{"k1", "a", "k2", "bc"}, {"k1", "ab", "k2", "c"}},
+		{{"k2", "x"}, {"k1", "x"}},
+		{{"k1", "", "k2", "x"}, {"k1", "x", "k2", ""}},
+		{{"k1", "x", "k2", "y"}, {"k1", "y", "k2", "x"}},
+	} {
+		if hash(tc[0]...) == hash(tc[1]...) {
+			t.Errorf("%q and %q hash alike", tc[0], tc[1])
+		}
+	}
+	// Absent and empty are one row (OpenCensus): they must hash alike.
+	if hash("k2", "x") != hash("k1", "", "k2", "x") {
+		t.Error("an absent key and an empty value hash differently")
 	}
 }
 
@@ -387,5 +403,26 @@ func TestReaderDoesNotStripe(t *testing.T) {
 	<-done
 	if s.stripes.Load() != nil {
 		t.Error("a single recorder's series striped because a reader held its cell")
+	}
+}
+
+// TestRecordDistNKeepsRoundingErrors: RecordDistN (n copies at once)
+// keeps the rounding errors of the sum and M2 as single records do, so a
+// delta read after a long history of large values is exact (issue 12,
+// item 5).
+func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
+	a := NewAggregator(KindDistribution, nil, []float64{1}, 0)
+	a.RecordDistN(nil, 1e9+0.3, 1_000_000)
+	s := a.AppendSeries(nil)[0]
+	buf := make([]int64, 2)
+	prefix := s.ReadDist(buf)
+	a.RecordDistN(nil, 0.01, 10)
+	a.RecordDistN(nil, 0.03, 10)
+	d := Sub(s.ReadDist(buf), prefix)
+	// 10 x 0.01 + 10 x 0.03 = 0.4, mean 0.02; the running sum, 1e15, has
+	// an ulp of 0.125: without the rounding errors the delta sum would be
+	// a multiple of it.
+	if d.Count != 20 || math.Abs(d.Sum-0.4) > 1e-12 || math.Abs(d.Mean-0.02) > 1e-12 {
+		t.Errorf("delta %+v; want count 20, sum 0.4, mean 0.02", d)
 	}
 }

@@ -23,14 +23,21 @@ type distCell []uint64
 
 // Word offsets in a distCell. Floats are stored as their bits.
 const (
-	dLock    = 0 // the low 32 bits, used as an atomic.Uint32
-	dCount   = 1
-	dMean    = 2
-	dM2      = 3
-	dSum     = 4
-	dMin     = 5
-	dMax     = 6
-	dBuckets = 7 // len(bounds)+1 counts follow
+	dLock  = 0 // the low 32 bits, used as an atomic.Uint32
+	dCount = 1
+	dMean  = 2
+	dM2    = 3
+	dSum   = 4
+	dMin   = 5
+	dMax   = 6
+	// dSumLo and dM2Lo hold the rounding errors of the additions to dSum
+	// and dM2 (Knuth's TwoSum), so that hi+lo is their exact running
+	// total: a delta read subtracts two large totals, and hi alone would
+	// leave it only the last few bits (see Sub). Reads of the cumulative
+	// values report hi, OpenCensus's bits.
+	dSumLo   = 7
+	dM2Lo    = 8
+	dBuckets = 9 // len(bounds)+1 counts follow
 
 	// dPad words separate neighbouring cells: with 8-byte alignment, the
 	// last word of a cell and the first of the next are then never in one
@@ -135,15 +142,13 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 	if r == addSealed {
 		return r
 	}
-	if v < math.Float64frombits(c[dMin]) {
-		c[dMin] = math.Float64bits(v)
-	}
-	if v > math.Float64frombits(c[dMax]) {
-		c[dMax] = math.Float64bits(v)
-	}
+	c.minMax(v)
 	n := c[dCount] + 1
 	c[dCount] = n
-	c[dSum] = math.Float64bits(math.Float64frombits(c[dSum]) + v)
+	sum := math.Float64frombits(c[dSum])
+	ns := sum + v
+	c[dSum] = math.Float64bits(ns)
+	c[dSumLo] = math.Float64bits(math.Float64frombits(c[dSumLo]) + twoSumErr(sum, v, ns))
 	c[dBuckets+i]++
 	if n == 1 {
 		c[dMean] = math.Float64bits(v)
@@ -151,10 +156,31 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 		old := math.Float64frombits(c[dMean])
 		mean := old + (v-old)/float64(n)
 		c[dMean] = math.Float64bits(mean)
-		c[dM2] = math.Float64bits(math.Float64frombits(c[dM2]) + (v-old)*(v-mean))
+		m2 := math.Float64frombits(c[dM2])
+		inc := float64((v - old) * (v - mean)) // rounded: not fused into the addition
+		n2 := m2 + inc
+		c[dM2] = math.Float64bits(n2)
+		c[dM2Lo] = math.Float64bits(math.Float64frombits(c[dM2Lo]) + twoSumErr(m2, inc, n2))
 	}
 	c.unlock()
 	return r
+}
+
+// twoSumErr returns the rounding error of s = a + b: a + b - s exactly,
+// for finite operands (Knuth's TwoSum, no branch). Cost: 5 additions.
+func twoSumErr(a, b, s float64) float64 {
+	bp := s - a
+	return (a - (s - bp)) + (b - bp)
+}
+
+// minMax updates the cell's Min and Max with v (the cell is locked).
+func (c distCell) minMax(v float64) {
+	if v < math.Float64frombits(c[dMin]) {
+		c[dMin] = math.Float64bits(v)
+	}
+	if v > math.Float64frombits(c[dMax]) {
+		c[dMax] = math.Float64bits(v)
+	}
 }
 
 // bucketIndex returns i such that bounds[i-1] <= v < bounds[i], the
@@ -190,6 +216,9 @@ type DistStats struct {
 	Mean, M2 float64
 	Sum      float64
 	Min, Max float64
+	// SumLo and M2Lo are the rounding errors of Sum and M2 (their exact
+	// values are Sum+SumLo, M2+M2Lo), which Sub needs; 0 in its results.
+	SumLo, M2Lo float64
 }
 
 // Merge combines the statistics of two disjoint sets of samples (Chan et
@@ -204,13 +233,19 @@ func Merge(a, b DistStats) DistStats {
 	n := a.Count + b.Count
 	d := b.Mean - a.Mean
 	fa, fb, fn := float64(a.Count), float64(b.Count), float64(n)
+	sum := a.Sum + b.Sum
+	m2 := a.M2 + b.M2
+	cross := d * d * fa * fb / fn
+	m2c := m2 + cross
 	return DistStats{
 		Count: n,
 		Mean:  a.Mean + d*fb/fn,
-		M2:    a.M2 + b.M2 + d*d*fa*fb/fn,
-		Sum:   a.Sum + b.Sum,
+		M2:    m2c,
+		Sum:   sum,
 		Min:   math.Min(a.Min, b.Min),
 		Max:   math.Max(a.Max, b.Max),
+		SumLo: a.SumLo + b.SumLo + twoSumErr(a.Sum, b.Sum, sum),
+		M2Lo:  a.M2Lo + b.M2Lo + twoSumErr(a.M2, b.M2, m2) + twoSumErr(m2, cross, m2c),
 	}
 }
 
@@ -226,13 +261,23 @@ func Sub(total, prefix DistStats) DistStats {
 		return total
 	}
 	fa, fb, fn := float64(prefix.Count), float64(nb), float64(total.Count)
-	mean := (fn*total.Mean - fa*prefix.Mean) / fb
+	// The two totals are close and large: their difference is taken hi
+	// from hi (exact when within a factor of 2, Sterbenz) and lo from lo,
+	// so it keeps the interval's own precision rather than the last bits
+	// of the totals.
+	sum := (total.Sum - prefix.Sum) + (total.SumLo - prefix.SumLo)
+	dm2 := (total.M2 - prefix.M2) + (total.M2Lo - prefix.M2Lo)
+	mean := sum / fb
+	if math.IsNaN(sum) || math.IsInf(sum, 0) { // non-finite samples: as Welford's means say
+		mean = (fn*total.Mean - fa*prefix.Mean) / fb
+		sum = total.Sum - prefix.Sum
+	}
 	d := mean - prefix.Mean
-	m2 := total.M2 - prefix.M2 - d*d*fa*fb/fn
+	m2 := dm2 - d*d*fa*fb/fn // Chan et al.: total = prefix + interval + d²·fa·fb/fn
 	if m2 < 0 || math.IsNaN(m2) && !math.IsNaN(total.M2) {
 		m2 = 0 // rounding; the true value is never negative
 	}
-	return DistStats{Count: nb, Mean: mean, M2: m2, Sum: total.Sum - prefix.Sum, Min: total.Min, Max: total.Max}
+	return DistStats{Count: nb, Mean: mean, M2: m2, Sum: sum, Min: total.Min, Max: total.Max}
 }
 
 // read copies the cell's statistics and its buckets, added to buckets when
@@ -247,6 +292,8 @@ func (c distCell) read(buckets []int64, add bool) DistStats {
 		Sum:   math.Float64frombits(c[dSum]),
 		Min:   math.Float64frombits(c[dMin]),
 		Max:   math.Float64frombits(c[dMax]),
+		SumLo: math.Float64frombits(c[dSumLo]),
+		M2Lo:  math.Float64frombits(c[dM2Lo]),
 	}
 	if add {
 		for i, x := range b {
@@ -303,3 +350,65 @@ func (a *Aggregator) CountUpperInclusive() {
 // UpperInclusive reports whether the buckets count b[i-1] < v <= b[i]
 // (CountUpperInclusive) rather than OpenCensus's b[i-1] <= v < b[i].
 func (a *Aggregator) UpperInclusive() bool { return a.upper }
+
+// addN records n copies of v (n >= 1): add with weights (Welford's update
+// of n equal samples at once, the Merge of a sample set of variance 0).
+func (c distCell) addN(bounds []float64, v float64, n uint64) addResult {
+	i := bucketIndex(bounds, v)
+	r := c.lock()
+	if r == addSealed {
+		return r
+	}
+	c.minMax(v)
+	old := c[dCount]
+	c[dCount] = old + n
+	c[dBuckets+i] += n
+	// The running sum and M2 with their rounding errors (see dSumLo), the
+	// product's own error included.
+	fn := float64(n)
+	x := v * fn
+	st := Merge(DistStats{Count: int64(old), Mean: math.Float64frombits(c[dMean]), M2: math.Float64frombits(c[dM2]),
+		Sum: math.Float64frombits(c[dSum]), SumLo: math.Float64frombits(c[dSumLo]), M2Lo: math.Float64frombits(c[dM2Lo])},
+		DistStats{Count: int64(n), Mean: v, Sum: x, SumLo: math.FMA(v, fn, -x)})
+	c[dMean], c[dM2], c[dSum] = math.Float64bits(st.Mean), math.Float64bits(st.M2), math.Float64bits(st.Sum)
+	c[dSumLo], c[dM2Lo] = math.Float64bits(st.SumLo), math.Float64bits(st.M2Lo)
+	c.unlock()
+	return r
+}
+
+// RecordDistN records n copies of v (n 0: nothing) into the series of
+// tags (internal order) of a Distribution aggregator, as n calls of
+// RecordTags would, in one cell update: for collectors that read
+// pre-bucketed counts (runtime/metrics histograms), not for the record
+// path. It does nothing for other kinds. Safe for concurrent use.
+func (a *Aggregator) RecordDistN(tags []Tag, v float64, n uint64) {
+	if n == 0 || a.kind != KindDistribution {
+		return
+	}
+	s, recorded := a.obtain(tags, v)
+	if s == nil {
+		return
+	}
+	if recorded {
+		if n--; n == 0 {
+			return
+		}
+	}
+	cell := s.distCell()
+	if st := s.stripes.Load(); st != nil {
+		if st.seal != nil {
+			cell = nil
+		} else {
+			cell = st.dists[0]
+		}
+	}
+	if cell != nil && cell.addN(a.bounds, v, n) != addSealed {
+		if s.overflow {
+			s.agg.overflowed.Add(n)
+		}
+		return
+	}
+	for ; n > 0; n-- { // sealed (being evicted): rare, the one-by-one path revives it
+		a.RecordTags(tags, v)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+	"time"
 	"weak"
 )
 
@@ -181,6 +182,21 @@ func (a *Aggregator) free(s *Series, ss *sealState) {
 	a.gens[s.id]++
 	a.freeIDs = append(a.freeIDs, s.id)
 	a.evicted.Add(1)
+	if a.firstFree.Load() == 0 {
+		a.firstFree.Store(time.Now().UnixNano())
+	}
+}
+
+// AfterFree reports whether s was created after a series of its view was
+// freed. Only such a series can have the tags of a freed one, whose
+// cumulative values it restarts from zero: a cumulative reader gives it its
+// own start time (Start) rather than the view's, so that backends see a
+// reset, not a decrease. Both times are taken under the aggregator's mutex;
+// a wall clock stepped back between them makes this false. Cost: one
+// atomic load.
+func (s *Series) AfterFree() bool {
+	f := s.agg.firstFree.Load()
+	return f != 0 && s.start >= f
 }
 
 // revive unseals s if it is sealed, so that a record that found it sealed

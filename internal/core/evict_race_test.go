@@ -94,7 +94,10 @@ func TestSeparateEvictorLosesNothing(t *testing.T) {
 				r.Ack(seq)
 				a.Sweep()
 			}
-			for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline); {
+			// At least 1.5 s of racing, and until series were freed (an
+			// event, however slow the machine; 120 s is a safety net).
+			began := time.Now()
+			for time.Since(began) < 1500*time.Millisecond || a.Evicted() < 100 && time.Since(began) < 120*time.Second {
 				read()
 			}
 			stop.Store(true)

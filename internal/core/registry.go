@@ -21,6 +21,9 @@ type View struct {
 	// (stats.Int64), whose sums and last values export as integers.
 	Measure *Measure
 	Int     bool
+	// UpDown marks a sum that may go down (view.UpDownSum): a gauge or a
+	// non-monotonic sum to exporters, never a counter.
+	UpDown bool
 
 	NameID, DescriptionID, UnitID uint32
 	KeyIDs                        []uint32 // ids of Keys
@@ -39,16 +42,18 @@ func Views() []*View {
 }
 
 // AddView publishes v (set-up cost; copy on write). The view package calls
-// it once v is registered.
+// it once v is registered. v's strings are interned for as long as v is
+// reachable (see RemoveView), not for the life of the process: per-tenant
+// or per-job views come and go without growing the interner.
 func AddView(v *View) {
-	v.NameID, v.DescriptionID, v.UnitID = Intern(v.Name), Intern(v.Description), Intern(v.Unit)
+	v.NameID, v.DescriptionID, v.UnitID = internValue(v.Name), internValue(v.Description), internValue(v.Unit)
 	// The interned forms, valid UTF-8 (see intern), for readers that
 	// take the strings rather than their ids.
 	t := Interned()
 	v.Name, v.Description, v.Unit = t[v.NameID], t[v.DescriptionID], t[v.UnitID]
 	v.KeyIDs = make([]uint32, len(v.Keys))
 	for i, k := range v.Keys {
-		v.KeyIDs[i] = Intern(k)
+		v.KeyIDs[i] = internValue(k)
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -57,12 +62,20 @@ func AddView(v *View) {
 	registry.Store(&next)
 }
 
-// RemoveView unpublishes v.
+// RemoveView unpublishes v. Its interned strings are released once v is
+// unreachable (an exporter that still holds it, in a snapshot or a cache
+// keyed by it, may still read them). Set-up cost.
 func RemoveView(v *View) {
 	regMu.Lock()
 	defer regMu.Unlock()
-	next := slices.DeleteFunc(slices.Clone(Views()), func(x *View) bool { return x == v })
+	before := Views()
+	next := slices.DeleteFunc(slices.Clone(before), func(x *View) bool { return x == v })
 	registry.Store(&next)
+	if len(next) == len(before) {
+		return // not published (or removed already): nothing to release
+	}
+	ids := append([]uint32{v.NameID, v.DescriptionID, v.UnitID}, v.KeyIDs...)
+	runtime.AddCleanup(v, releaseValues, ids)
 }
 
 // The interner gives every string an exporter writes (view names, units,
@@ -70,9 +83,11 @@ func RemoveView(v *View) {
 // interned when their series is created, on the slow path, never per
 // record. Id 0 is "", the value of an absent key.
 //
-// Names are interned for good (Intern). A series' tag values are counted
-// (internValue): when a series leaves its view (freed after eviction, or
-// its view unregistered) and is no longer reachable — no TagMap cache, no
+// Strings interned with Intern (an exporter's resource attributes) are
+// kept for good. A view's names and a series' tag values are counted
+// (internValue): when a view is unregistered, or a series leaves its view
+// (freed after eviction, or its view unregistered), and is no longer
+// reachable — no TagMap cache, no
 // reader, no recorder holds it — a runtime cleanup releases its values,
 // and a value no series uses any more gives its id back for reuse. A
 // reader that holds a series may therefore trust the strings of its ids; it

@@ -27,8 +27,9 @@ type Values struct {
 }
 
 // distFixed is the number of words a distribution's state keeps before its
-// bucket counts: count, mean, m2, sum.
-const distFixed = 4
+// bucket counts: count, mean, m2, sum and the rounding errors of m2 and sum
+// (see core.DistStats).
+const distFixed = 6
 
 // A series' state starts with a meta word: the series' generation (low 16
 // bits: a new series at a reused ID starts from zero) and the number of
@@ -46,6 +47,7 @@ type View struct {
 	seq    uint64           // the aggregator's SealSeq when this read began
 	evict  uint64           // evict after this many unchanged reads (0: never)
 	seen   uint64
+	born   uint64 // the cycle of the tracker's first read of the view
 	stride int
 	prev   []uint64
 	// Last is free for the exporter: the end of the previous export of the
@@ -119,7 +121,7 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 	}
 	v := t.views[a]
 	if v == nil {
-		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2}
+		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2, born: t.cycle}
 		if a.Kind() == core.KindDistribution {
 			v.stride = 1 + distFixed + len(a.Bounds()) + 1
 		}
@@ -132,6 +134,12 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 	v.seq = a.SealSeq()
 	return v
 }
+
+// First reports whether this cycle is the tracker's first read of the
+// view: its deltas then cover the series' whole life, from the view's
+// start, rather than the interval since the previous export. False on nil
+// (cumulative).
+func (v *View) First() bool { return v != nil && v.born == v.seen }
 
 // Done says every series of the view has been read since View: the seals
 // before View are acknowledged, and the series every reader has read
@@ -164,7 +172,9 @@ func (t *Tracker) End() {
 // reports whether the series has anything to say: with delta temporality,
 // a series that did not change is left out (a last value always has
 // something to say). With st, a series found unchanged st's eviction
-// threshold times in a row is evicted. It does not allocate once st has
+// threshold times in a row is evicted; a last value, and a sum whose total
+// is non-finite, are never found unchanged (a record cannot be seen in
+// them), so never evicted. It does not allocate once st has
 // grown to the series' ID, except to evict.
 func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values) bool {
 	*out = Values{FirstRead: true}
@@ -199,20 +209,34 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		changed, say = out.Count != 0, out.Count != 0
 	case core.KindSum:
 		v := s.ReadSum()
-		out.Sum = v - math.Float64frombits(prev[0])
 		changed = math.Float64bits(v) != prev[0]
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			// A non-finite total absorbs every later record (Inf+x = Inf),
+			// so a change cannot be seen and an interval's sum cannot be
+			// known: the total itself is sent when it changes (the
+			// interval it became non-finite, or flipped sign or to NaN),
+			// never Inf-Inf = NaN every cycle, and the series is never
+			// judged idle (it may be recorded every interval).
+			out.Sum, say = v, changed
+			changed = true
+		} else {
+			out.Sum = v - math.Float64frombits(prev[0])
+			say = out.Sum != 0
+		}
 		prev[0] = math.Float64bits(v)
-		say = out.Sum != 0
 	case core.KindLastValue:
+		// A last value is a state, not a change: it is always sent and
+		// never idle, so a constant gauge (build_info 1) is never evicted.
 		out.Last = s.ReadLast()
-		changed = math.Float64bits(out.Last) != prev[0]
 		prev[0] = math.Float64bits(out.Last)
-		say = true
+		changed, say = true, true
 	default:
 		d := s.ReadDist(buckets)
 		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
-			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3])}
+			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3]),
+			M2Lo: math.Float64frombits(prev[4]), SumLo: math.Float64frombits(prev[5])}
 		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
+		prev[4], prev[5] = math.Float64bits(d.M2Lo), math.Float64bits(d.SumLo)
 		for i := range buckets {
 			c := buckets[i]
 			buckets[i] -= int64(prev[distFixed+i])

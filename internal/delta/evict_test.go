@@ -3,6 +3,7 @@ package delta
 import (
 	"fmt"
 	"maps"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,5 +177,59 @@ func TestReadersExactUnderChurn(t *testing.T) {
 			}
 			t.Logf("%d values, %d series evicted, at most %d in the table at a read", len(want), a.Evicted(), maxLen)
 		})
+	}
+}
+
+// TestConstantGaugeNeverEvicted: a last value recorded once (build_info 1)
+// is sent by every delta read and never evicted (issue 12, item 3: it was
+// judged idle and freed after a few exports, from every reader).
+func TestConstantGaugeNeverEvicted(t *testing.T) {
+	a := core.NewAggregator(core.KindLastValue, []string{"k"}, nil, 0)
+	tr := NewTracker(1)
+	a.RecordTags(tagsOf("k", "v1"), 1)
+	for i := range 10 {
+		tr.Begin()
+		st := tr.View(a)
+		series := a.AppendSeries(nil)
+		var v Values
+		if len(series) != 1 || !Read(core.KindLastValue, series[0], st, nil, &v) || v.Last != 1 {
+			t.Fatalf("read %d: %d series, values %+v; want the gauge's 1", i+1, len(series), v)
+		}
+		st.Done()
+		tr.End()
+	}
+	if a.Evicted() != 0 || a.Len() != 1 {
+		t.Errorf("evicted %d, %d series left; want the gauge kept", a.Evicted(), a.Len())
+	}
+}
+
+// TestNonFiniteSumDelta: once a sum's total is +Inf, a delta read sends
+// it once (as +Inf), not Inf-Inf = NaN every cycle, and a series recorded
+// every interval is not judged idle (issue 12, item 5: it was evicted and
+// revived every few cycles).
+func TestNonFiniteSumDelta(t *testing.T) {
+	a := core.NewAggregator(core.KindSum, []string{"k"}, nil, 0)
+	tr := NewTracker(1)
+	a.RecordTags(tagsOf("k", "x"), 1)
+	a.RecordTags(tagsOf("k", "x"), math.Inf(1))
+	var sent []float64
+	for range 6 {
+		a.RecordTags(tagsOf("k", "x"), 2) // recorded every interval
+		tr.Begin()
+		st := tr.View(a)
+		var v Values
+		for _, s := range a.AppendSeries(nil) {
+			if Read(core.KindSum, s, st, nil, &v) {
+				sent = append(sent, v.Sum)
+			}
+		}
+		st.Done()
+		tr.End()
+	}
+	if len(sent) != 1 || !math.IsInf(sent[0], 1) {
+		t.Errorf("sent %v; want [+Inf] once", sent)
+	}
+	if a.Evicted() != 0 || a.Len() != 1 {
+		t.Errorf("evicted %d; want a series recorded every interval kept", a.Evicted())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Modes, in the order of Matrix.
@@ -53,6 +54,19 @@ func (s *Server) URL() string { return s.srv.URL }
 // Set switches the fault.
 func (s *Server) Set(mode string) {
 	s.mode.Store(mode)
+}
+
+// Settle waits until the server has taken up n requests, the attempts
+// the client made so far (its Stats().Requests), or until max has passed
+// (an attempt cut short before it wrote its request never arrives). Call
+// it before switching from a fault back to OK: on a loaded machine the
+// server may read a request after the client gave up on it, and would
+// then process under the new mode a request the client will send again
+// (a duplicate delta: at-least-once delivery, not the exporter's fault).
+func (s *Server) Settle(n int64, max time.Duration) {
+	for deadline := time.Now().Add(max); s.Attempts.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {

@@ -290,3 +290,24 @@ func AppendUnixNano(b []byte, sec, nsec int64) []byte {
 	put64(o[7:], uint64(sec))
 	return b
 }
+
+// Time96Size is the size of a timestamp written by AppendTime96.
+const Time96Size = 15
+
+// AppendTime96 appends t as the 96-bit timestamp form whatever its value,
+// so that PatchTime96 can later overwrite it in place (a header field
+// known only once the payload is written). Readers accept every form.
+func AppendTime96(b []byte, t time.Time) []byte {
+	b, o := grow(b, Time96Size)
+	putTime96(o, t)
+	return b
+}
+
+// PatchTime96 overwrites the timestamp AppendTime96 wrote at b[off:].
+func PatchTime96(b []byte, off int, t time.Time) { putTime96(b[off:off+Time96Size], t) }
+
+func putTime96(o []byte, t time.Time) {
+	o[0], o[1], o[2] = Ext8, 12, timestampType
+	put32(o[3:], uint32(t.Nanosecond()))
+	put64(o[7:], uint64(t.Unix()))
+}

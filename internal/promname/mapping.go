@@ -16,6 +16,7 @@ import (
 //	aggregation    Type       Monotonic  Unit             Int
 //	Count          Counter    yes        "1"              yes
 //	Sum            Counter    yes        the measure's    an Int64 measure
+//	UpDownSum      Gauge      no         the measure's    an Int64 measure
 //	LastValue      Gauge      -          the measure's    an Int64 measure
 //	Distribution   Histogram  -          the measure's    -
 //
@@ -47,19 +48,44 @@ type Metric struct {
 
 // MetricOf maps view v. Set-up cost: a few string operations.
 func MetricOf(v *core.View) Metric {
-	kind := v.Agg.Kind()
-	m := Metric{Type: TypeOf(kind), Unit: v.Unit, Help: validUTF8(v.Description), Int: v.Int}
-	switch kind {
+	d := Desc{Kind: v.Agg.Kind(), Unit: v.Unit, Description: v.Description, Int: v.Int,
+		UpperInclusive: v.Agg.UpperInclusive(), UpDown: v.UpDown}
+	if ms := v.Measure; ms != nil {
+		d.MeasureName, d.MeasureDescription = ms.Name, ms.Description
+	}
+	return d.Metric()
+}
+
+// Desc is what the mapping reads of a view: MetricOf fills it from a
+// registered view, exporter/wire from a decoded payload's view (which
+// carries no measure, and does not say whether its measure is an Int64
+// one or which bucket rule it counts by).
+type Desc struct {
+	Kind                            core.Kind
+	Unit, Description               string
+	Int                             bool   // the view's measure is an Int64 one
+	MeasureName, MeasureDescription string // "" when unknown
+	UpperInclusive                  bool
+	UpDown                          bool // a Sum that may go down (view.UpDownSum)
+}
+
+// Metric maps d: the rules of MetricOf. Cost: a few string operations.
+func (d Desc) Metric() Metric {
+	m := Metric{Type: TypeOf(d.Kind), Unit: d.Unit, Help: validUTF8(d.Description), Int: d.Int}
+	switch d.Kind {
 	case core.KindCount:
 		m.Monotonic, m.Unit, m.Int = true, "1", true
-		if ms := v.Measure; ms != nil && v.Description != "" && v.Description == ms.Description {
-			m.Help = validUTF8("Count of " + ms.Name + " recordings: " + v.Description)
+		if d.MeasureName != "" && d.Description != "" && d.Description == d.MeasureDescription {
+			m.Help = validUTF8("Count of " + d.MeasureName + " recordings: " + d.Description)
 		}
 	case core.KindSum:
 		m.Monotonic = true
+		if d.UpDown { // view.UpDownSum: a non-monotonic sum, a gauge to Prometheus
+			m.Type, m.Monotonic = Gauge, false
+		}
 	case core.KindDistribution:
 		m.Int = false
-		m.UpperInclusive = v.Agg.UpperInclusive()
+		m.UpperInclusive = d.UpperInclusive
 	}
 	return m
 }

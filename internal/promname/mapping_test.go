@@ -49,6 +49,15 @@ func TestMetricOf(t *testing.T) {
 	if !MetricOf(d).UpperInclusive {
 		t.Error("UpperInclusive not mapped")
 	}
+	// view.UpDownSum (issue 15): a gauge, never a counter.
+	ud := newView("ud", "ms", core.KindSum, true)
+	ud.UpDown = true
+	if got, want := MetricOf(ud), (Metric{Type: Gauge, Unit: "ms", Int: true, Help: "d"}); got != want {
+		t.Errorf("UpDownSum: got %+v; want %+v", got, want)
+	}
+	if f := NewFamily(ud, Options{}); f.Type != Gauge || f.Sample != f.Name {
+		t.Errorf("UpDownSum family %q sample %q; want a gauge's name", f.Name, f.Sample)
+	}
 	v.Description = "bad \xff utf-8"
 	if got := MetricOf(v).Help; got != "bad \uFFFD utf-8" {
 		t.Errorf("help %q; want invalid UTF-8 replaced", got)

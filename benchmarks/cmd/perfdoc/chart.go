@@ -12,6 +12,7 @@ var palette = map[string]string{
 	"floor": "#999999", "zerostat": "#0072b2", "opencensus": "#d55e00", "prometheus": "#e69f00",
 	"prometheus_handle": "#f0e442", "victoriametrics": "#009e73", "victoriametrics_handle": "#56b4e9",
 	"otel": "#cc79a7", "otel_attrset": "#882255",
+	"zerostat_handle": "#003f66", "zerostat_otel": "#44aa99", "zerostat_otel_attrset": "#117733",
 }
 
 // drawChart draws two panels, ns/op and allocs/op (+1, so zero shows), as

@@ -95,8 +95,8 @@ func (r *results) summary(name, unit string) (benchmath.Summary, bool) {
 var scenarioRE = regexp.MustCompile(`^Record/scenario=([^/]+)/impl=(.+)$`)
 
 // The columns, in order; implementations not present are left out.
-var impls = []string{"floor", "zerostat", "opencensus", "prometheus", "prometheus_handle",
-	"victoriametrics", "victoriametrics_handle", "otel", "otel_attrset"}
+var impls = []string{"floor", "zerostat", "zerostat_handle", "opencensus", "prometheus", "prometheus_handle",
+	"victoriametrics", "victoriametrics_handle", "otel", "otel_attrset", "zerostat_otel", "zerostat_otel_attrset"}
 
 var scenarios = []string{"counter_notags", "counter_2tags", "histogram_2tags", "8measures_8tags",
 	"recordwithtags_2mut", "counter_2tags_parallel", "histogram_2tags_parallel"}
@@ -227,7 +227,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		}
 		w("\n")
 	}
-	w("`floor` is the minimum work (one atomic add; a histogram's bound search and two adds). `_handle` and `otel_attrset` are each peer's fastest API (a kept handle, a precomputed attribute set); the others are the natural API (see benchmarks/README.md). Parallel scenarios use `b.RunParallel` on all cores.\n\n")
+	w("`floor` is the minimum work (one atomic add; a histogram's bound search and two adds). `_handle` and `otel_attrset` are each peer's fastest API (a kept handle, a precomputed attribute set); the others are the natural API (see benchmarks/README.md). `zerostat_otel` and `zerostat_otel_attrset` are the OTel columns' code on zerostat's MeterProvider (package otel) instead of the OTel SDK. Parallel scenarios use `b.RunParallel` on all cores.\n\n")
 
 	w("## Targets and measurements\n\n| target (BRIEF) | measured | met |\n|---|---|---|\n")
 	ratio := func(a, bn string) (float64, bool) {
@@ -265,6 +265,14 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	target("counter parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
 	v, ok = ratio(rec("histogram_2tags_parallel", "zerostat"), rec("histogram_2tags", "zerostat"))
 	target("histogram parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
+	v, ok = ratio(rec("counter_2tags", "zerostat_otel_attrset"), rec("counter_2tags", "otel_attrset"))
+	target("OTel API on zerostat: `Add` with `WithAttributeSet` ≤ ¼ of the OTel SDK's", v, ok, "<=", 0.25, "×")
+	v, ok = ratio(rec("histogram_2tags", "zerostat_otel_attrset"), rec("histogram_2tags", "otel_attrset"))
+	target("OTel API on zerostat: histogram `Record` with `WithAttributeSet` ≤ ¼ of the OTel SDK's", v, ok, "<=", 0.25, "×")
+	v, ok = ratio(rec("counter_2tags", "zerostat_otel"), rec("counter_2tags", "otel"))
+	target("OTel API on zerostat: `Add` with `WithAttributes` faster than the OTel SDK", v, ok, "<=", 1, "×")
+	v, ok = ratio(rec("histogram_2tags", "zerostat_otel"), rec("histogram_2tags", "otel"))
+	target("OTel API on zerostat: histogram `Record` with `WithAttributes` faster than the OTel SDK", v, ok, "<=", 1, "×")
 	if s, ok := r.summary("Encode/impl=zerostat", "ns/op"); ok {
 		target("snapshot + encode of 10,000 series ≤ 1 ms", s.Center/1e6, true, "<=", 1, " ms")
 	}
@@ -303,6 +311,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		}
 	}
 	w("\nThe gate in `make test` (benchmarks/gate.rules) enforces the allocation budgets exactly and the ratio bounds with a margin for the noise of a shared 2-core VM; the rows above state the targets themselves.\n\n")
+	writeOTel(w, r)
 
 	// Memory and collect.
 	memImpls := []string{"zerostat", "opencensus", "prometheus", "victoriametrics", "otel"}
@@ -367,6 +376,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		}
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
 	}
+	writePlugins(r, w)
 	if r.hasScale() {
 		writeScale(&b, r, scaleSVGName)
 	}
@@ -374,4 +384,90 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		w("## benchstat\n\n```\n%s```\n", bsText)
 	}
 	return b.Bytes()
+}
+
+// pluginTables are the plug-in benchmarks (benchmarks/plugins): the
+// instrumentation's cost per request beside its peers'.
+var pluginTables = []struct {
+	bench, title, note string
+	impls              []string
+}{
+	{"HTTPServer", "HTTP server instrumentation, per request", "One GET through a ServeMux route writing 2 bytes, served in-process to a writer that allocates nothing: `floor` is the bare mux; `zerostat` is plugin/zhttp's Handler (ochttp's default server views and the OpenTelemetry HTTP server views registered); `opencensus` is ochttp.Handler (its default server views; ochttp has no stats-only mode, so its tracing runs at OpenCensus's default sampler); `otel` is otelhttp with an SDK MeterProvider and a no-op tracer; `prometheus` is promhttp's InstrumentHandlerDuration, InstrumentHandlerCounter and InstrumentHandlerResponseSize. The column *added* is the row minus `floor`.",
+		[]string{"floor", "zerostat", "opencensus", "otel", "prometheus"}},
+	{"RPC", "gRPC instrumentation, per unary call (client and server)", "One health-service Check over an in-memory connection (bufconn), instrumented on both sides: `floor` has no stats handler; `noop_handler` a handler that does nothing (what gRPC itself allocates for stats events once any handler is installed); `zerostat` is plugin/zgrpc (ocgrpc's default views and the OpenTelemetry RPC views registered); `opencensus` is ocgrpc; `otel` is otelgrpc with an SDK MeterProvider and a no-op tracer. The column *added* is the row minus `noop_handler`.",
+		[]string{"floor", "noop_handler", "zerostat", "opencensus", "otel"}},
+}
+
+func writePlugins(r *results, w func(string, ...any)) {
+	for _, t := range pluginTables {
+		base := "floor"
+		if t.bench == "RPC" {
+			base = "noop_handler"
+		}
+		b0, ok0 := r.summary(t.bench+"/impl="+base, "ns/op")
+		a0, _ := r.summary(t.bench+"/impl="+base, "allocs/op")
+		if !ok0 {
+			continue
+		}
+		w("## %s\n\n| impl | ns/op | added ns/op | B/op | allocs/op | added allocs/op |\n|---|---|---|---|---|---|\n", t.title)
+		for _, im := range t.impls {
+			n := t.bench + "/impl=" + im
+			ns, ok := r.summary(n, "ns/op")
+			if !ok {
+				continue
+			}
+			by, _ := r.summary(n, "B/op")
+			al, _ := r.summary(n, "allocs/op")
+			added := fmtNs(ns.Center - b0.Center)
+			if im == base {
+				added = "—"
+			} else if d := ns.Center - b0.Center; math.Abs(d) <= (ns.Hi-ns.Lo)/2+(b0.Hi-b0.Lo)/2 {
+				added = "within noise" // the difference is inside the two intervals
+			}
+			w("| %s | %s%s | %s | %.0f | %g | %g |\n", im, fmtNs(ns.Center), pct(ns), added, by.Center, al.Center, al.Center-a0.Center)
+		}
+		w("\n%s\n\n", t.note)
+	}
+}
+
+// writeOTel writes the section on OpenTelemetry's API on zerostat (issue
+// 15): each OTel scenario on the SDK and on zerostat's MeterProvider, side
+// by side with their ratio, when the run has them.
+func writeOTel(w func(string, ...any), r *results) {
+	rec := func(sc, im string) string { return "Record/scenario=" + sc + "/impl=" + im }
+	var rows []string
+	for _, sc := range scenarios {
+		row := "| " + sc + " |"
+		any := false
+		for _, pair := range [][2]string{{"otel", "zerostat_otel"}, {"otel_attrset", "zerostat_otel_attrset"}} {
+			sdk, ok1 := r.summary(rec(sc, pair[0]), "ns/op")
+			zs, ok2 := r.summary(rec(sc, pair[1]), "ns/op")
+			if !ok1 || !ok2 {
+				row += " | | |"
+				continue
+			}
+			any = true
+			row += fmt.Sprintf(" %s%s | %s%s | %.2f× |", fmtNs(sdk.Center), pct(sdk), fmtNs(zs.Center), pct(zs), zs.Center/sdk.Center)
+		}
+		sa, ok1 := r.summary(rec(sc, "otel"), "allocs/op")
+		za, ok2 := r.summary(rec(sc, "zerostat_otel"), "allocs/op")
+		if ok1 && ok2 {
+			row += fmt.Sprintf(" %g / %g |", sa.Center, za.Center)
+		} else {
+			row += " |"
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w("## OpenTelemetry's API on zerostat\n\n")
+	w("The OTel scenarios run twice with the same code: on the OTel SDK v1.47.0 (ManualReader) and on zerostat's MeterProvider (module `github.com/zerostat/zerostat/otel`, instruments recording into zerostat views). `WithAttributes` builds the option and the attribute set per call (the API's allocations, the same on both); `WithAttributeSet` passes a set and option slice built once. The ratio is zerostat / SDK; `counter_notags` passes no option.\n\n")
+	w("| scenario | SDK, `WithAttributes` | zerostat | ratio | SDK, `WithAttributeSet` | zerostat | ratio | allocs/op with `WithAttributes`, SDK / zerostat |\n|---|---|---|---|---|---|---|---|\n")
+	for _, row := range rows {
+		w("%s\n", row)
+	}
+	w("\nWith `WithAttributes` the API's own work (copying the attributes, `attribute.NewSet`'s sorting and hashing, its allocations) is most of the time on both, so the medians differ by less than the noise of a loaded VM; a CPU profile of the two in one process (`go test -bench BenchmarkAttributesAB -cpuprofile` in otel/) separates what each implementation adds.\n\n")
 }

@@ -47,9 +47,13 @@ def decode(raw):
         if overflow is not None:
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:
-            assert len(row) == n + (6 if agg == 3 else 1), "bad row length"
-            values, data = row[:n], row[n:]
+            nd = 6 if agg == 3 else 1
+            # A row (not the overflow row) may end with its own start.
+            assert len(row) == n + nd or (tags is None and len(row) == n + nd + 1), "bad row length"
+            values, data = row[:n], row[n:n + nd]
             r = {"tags": tags or {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
+            if len(row) == n + nd + 1:
+                r["start"] = row[-1].isoformat()
             if agg == 1:
                 r["count"] = data[0]
             elif agg == 2:

@@ -41,9 +41,12 @@ def decode(raw)
     tagged = rows.map { |row| [row, keys.size, nil] }
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
-      raise "bad row length" unless row.size == n + (agg == 3 ? 6 : 1)
-      values, data = row[0, n], row[n..]
+      nd = agg == 3 ? 6 : 1
+      # A row (not the overflow row) may end with its own start.
+      raise "bad row length" unless row.size == n + nd || (tags.nil? && row.size == n + nd + 1)
+      values, data = row[0, n], row[n, nd]
       r = { "tags" => tags || keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
+      r["start"] = row[-1].utc.iso8601(9) if row.size == n + nd + 1
       case agg
       when 1 then r["count"] = data[0]
       when 2 then r["sum"] = data[0]

@@ -1,0 +1,185 @@
+package opencensus
+
+import (
+	"slices"
+	"time"
+
+	"go.opencensus.io/metric/metricdata"
+	"go.opencensus.io/metric/metricproducer"
+	"go.opencensus.io/resource"
+
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/view"
+)
+
+// Options configure a Producer.
+type Options struct {
+	// Resource is set on every metric (OpenCensus's Meter.SetResource);
+	// nil for none.
+	Resource *resource.Resource
+}
+
+// Producer is a metricproducer.Producer of zerostat's default meter's
+// views. Safe for concurrent use.
+type Producer struct {
+	res *resource.Resource
+}
+
+var _ metricproducer.Producer = (*Producer)(nil)
+
+// NewProducer returns a producer of the default meter's views; add it to
+// a metricproducer.Manager yourself, or use Register.
+func NewProducer(opts Options) *Producer { return &Producer{res: opts.Resource} }
+
+// Register returns a producer added to metricproducer.GlobalManager(),
+// which OpenCensus's contrib exporters read. Set-up cost.
+func Register(opts Options) *Producer {
+	p := NewProducer(opts)
+	metricproducer.GlobalManager().AddProducer(p)
+	return p
+}
+
+// Unregister removes p from metricproducer.GlobalManager().
+func (p *Producer) Unregister() { metricproducer.GlobalManager().DeleteProducer(p) }
+
+// Read returns the metrics of the registered views (see the package doc
+// for the mapping), in view name order.
+func (p *Producer) Read() []*metricdata.Metric {
+	now := time.Now()
+	var out []*metricdata.Metric
+	for _, cv := range core.Views() {
+		v := view.Find(cv.Name)
+		if v == nil {
+			continue // unregistered meanwhile
+		}
+		rows, err := view.RetrieveData(cv.Name)
+		if err != nil || len(rows) == 0 {
+			continue
+		}
+		if m := toMetric(v, rows, now, p.res); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// unit is OpenCensus's getUnit/convertUnit.
+func unit(v *view.View) metricdata.Unit {
+	if v.Aggregation.Type == view.AggTypeCount {
+		return metricdata.UnitDimensionless
+	}
+	switch v.Measure.Unit() {
+	case "ms":
+		return metricdata.UnitMilliseconds
+	case "By":
+		return metricdata.UnitBytes
+	}
+	return metricdata.UnitDimensionless
+}
+
+// metricType is OpenCensus's getType; ok is false for an aggregation it
+// does not know.
+func metricType(v *view.View) (t metricdata.Type, ok bool) {
+	_, isInt := v.Measure.(*stats.Int64Measure)
+	switch v.Aggregation.Type {
+	case view.AggTypeCount:
+		return metricdata.TypeCumulativeInt64, true
+	case view.AggTypeSum:
+		if isInt {
+			return metricdata.TypeCumulativeInt64, true
+		}
+		return metricdata.TypeCumulativeFloat64, true
+	case view.AggTypeDistribution:
+		return metricdata.TypeCumulativeDistribution, true
+	case view.AggTypeLastValue:
+		if isInt {
+			return metricdata.TypeGaugeInt64, true
+		}
+		return metricdata.TypeGaugeFloat64, true
+	}
+	return 0, false
+}
+
+func toMetric(v *view.View, rows []*view.Row, now time.Time, res *resource.Resource) *metricdata.Metric {
+	typ, ok := metricType(v)
+	if !ok {
+		return nil
+	}
+	keys := make([]metricdata.LabelKey, 0, len(v.TagKeys)+1)
+	for _, k := range v.TagKeys {
+		keys = append(keys, metricdata.LabelKey{Key: k.Name()})
+	}
+	if last := rows[len(rows)-1]; isOverflow(last) {
+		keys = append(keys, metricdata.LabelKey{Key: view.OverflowKey.Name()})
+	}
+	m := &metricdata.Metric{
+		Descriptor: metricdata.Descriptor{Name: v.Name, Description: v.Description, Unit: unit(v),
+			Type: typ, LabelKeys: keys},
+		TimeSeries: make([]*metricdata.TimeSeries, 0, len(rows)),
+		Resource:   res,
+	}
+	for _, r := range rows {
+		m.TimeSeries = append(m.TimeSeries, &metricdata.TimeSeries{
+			LabelValues: labelValues(r, keys),
+			Points:      []metricdata.Point{point(r.Data, typ, now)},
+			StartTime:   r.Data.StartTime(),
+		})
+	}
+	return m
+}
+
+func isOverflow(r *view.Row) bool { return r.IsOverflow() }
+
+// labelValues gives a row's value of each key, absent where the row has
+// none. Both lists are sorted by key name but for the overflow key, last,
+// which only the overflow row has ("true"; its view keys, which
+// RetrieveData sets to view.OverflowValue, are absent here).
+func labelValues(r *view.Row, keys []metricdata.LabelKey) []metricdata.LabelValue {
+	out := make([]metricdata.LabelValue, len(keys))
+	if r.IsOverflow() {
+		out[len(out)-1] = metricdata.NewLabelValue("true")
+		return out
+	}
+	for _, t := range r.Tags {
+		if i := slices.IndexFunc(keys, func(k metricdata.LabelKey) bool { return k.Key == t.Key.Name() }); i >= 0 {
+			out[i] = metricdata.NewLabelValue(t.Value)
+		}
+	}
+	return out
+}
+
+func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdata.Point {
+	switch d := d.(type) {
+	case *view.CountData:
+		return metricdata.NewInt64Point(now, d.Value)
+	case *view.SumData:
+		if typ == metricdata.TypeCumulativeInt64 {
+			return metricdata.NewInt64Point(now, int64(d.Value))
+		}
+		return metricdata.NewFloat64Point(now, d.Value)
+	case *view.LastValueData:
+		if typ == metricdata.TypeGaugeInt64 {
+			return metricdata.NewInt64Point(now, int64(d.Value))
+		}
+		return metricdata.NewFloat64Point(now, d.Value)
+	case *view.DistributionData:
+		buckets := make([]metricdata.Bucket, len(d.CountPerBucket))
+		for i, c := range d.CountPerBucket {
+			buckets[i].Count = c
+			if i < len(d.ExemplarsPerBucket) && d.ExemplarsPerBucket[i] != nil {
+				e := d.ExemplarsPerBucket[i]
+				buckets[i].Exemplar = &metricdata.Exemplar{Value: e.Value, Timestamp: e.Timestamp,
+					Attachments: e.Attachments}
+			}
+		}
+		return metricdata.NewDistributionPoint(now, &metricdata.Distribution{
+			Count:                 d.Count,
+			Sum:                   d.Sum(),
+			SumOfSquaredDeviation: d.SumOfSquaredDev,
+			BucketOptions:         &metricdata.BucketOptions{Bounds: d.Bounds()},
+			Buckets:               buckets,
+		})
+	}
+	return metricdata.Point{Time: now}
+}

@@ -1,0 +1,161 @@
+package exporter
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
+	"github.com/zerostat/zerostat/internal/otelenv"
+	"github.com/zerostat/zerostat/view"
+)
+
+// OpenTelemetry's environment variables read by FromEnv options
+// (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).
+const (
+	EnvServiceName           = "OTEL_SERVICE_NAME"
+	EnvResourceAttributes    = "OTEL_RESOURCE_ATTRIBUTES"
+	EnvMetricExportInterval  = "OTEL_METRIC_EXPORT_INTERVAL"
+	EnvTemporalityPreference = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"
+)
+
+// FromEnv returns r completed from OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES, with code over environment: a field set in r
+// is kept, and an attribute of r.Attributes wins over one of the same key
+// in the variable. OTEL_SERVICE_NAME wins over a service.name in
+// OTEL_RESOURCE_ATTRIBUTES (as the specification says); host.name and
+// process.pid there fill Host and PID; the other attributes are added
+// after r.Attributes, in the variable's order. The variable's keys and
+// values are percent-decoded. An invalid value is an error naming the
+// variable. Every exporter with FromEnv describes the process with it.
+// It reads the environment once; safe for concurrent use.
+func (r Resource) FromEnv() (Resource, error) {
+	var env otelenv.Env
+	pairs, err := otelenv.Pairs(EnvResourceAttributes, env.Get(EnvResourceAttributes))
+	if err != nil {
+		return r, err
+	}
+	code := make(map[string]bool, len(r.Attributes))
+	for _, a := range r.Attributes {
+		code[a.Key] = true
+	}
+	var attrs []wire.Attribute
+	service, host, pid := "", "", 0
+	for _, p := range pairs {
+		switch p.Key {
+		case "service.name":
+			service = p.Value
+		case "host.name":
+			host = p.Value
+		case "process.pid":
+			n, err := strconv.Atoi(p.Value)
+			if err != nil || n <= 0 {
+				return r, fmt.Errorf("%s: process.pid=%q is not a positive integer", EnvResourceAttributes, p.Value)
+			}
+			pid = n
+		default:
+			if !code[p.Key] {
+				attrs = append(attrs, wire.Attribute{Key: p.Key, Value: p.Value})
+			}
+		}
+	}
+	if v := env.Get(EnvServiceName); v != "" {
+		service = v
+	}
+	if r.ServiceName == "" {
+		r.ServiceName = service
+	}
+	if r.Host == "" {
+		r.Host = host
+	}
+	if r.PID == 0 {
+		r.PID = pid
+	}
+	if len(attrs) > 0 {
+		r.Attributes = append(append([]wire.Attribute(nil), r.Attributes...), attrs...)
+	}
+	return r, nil
+}
+
+// TemporalityPreference chooses the temporality of each kind of view, as
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE does for OpenTelemetry
+// instruments
+// (https://opentelemetry.io/docs/specs/otel/metrics/sdk_exporters/otlp/#additional-environment-variable-configuration).
+// zerostat's view kinds are synchronous instruments: a Count or Sum view
+// is a monotonic Counter (docs/metric-mapping.md), a Distribution a
+// Histogram, a LastValue a Gauge. So:
+//
+//	view kind (OTel instrument)   cumulative   delta        lowmemory
+//	Count, Sum (Counter)          Cumulative   Delta        Delta
+//	Distribution (Histogram)      Cumulative   Delta        Delta
+//	LastValue (Gauge)             Cumulative   Cumulative   Cumulative
+//
+// delta and lowmemory differ only for instruments zerostat does not have
+// (asynchronous counters; up-down counters are cumulative in both). A
+// gauge's point is its last value whatever the temporality (OTLP's Gauge
+// has none); reading it cumulatively keeps no per-series delta state for
+// it, so EvictIdleAfter does not evict LastValue series under a
+// preference, while Options.Temporality Delta (every view delta) does.
+// A preference and Temporality Delta cannot both be set.
+type TemporalityPreference = delta.Preference
+
+// Temporality preferences (the names are the environment variable's).
+const (
+	// PreferCumulative: every view cumulative (the zero value: then
+	// Options.Temporality decides).
+	PreferCumulative = delta.PreferCumulative
+	// PreferDelta: counters and histograms delta, gauges cumulative.
+	PreferDelta = delta.PreferDelta
+	// PreferLowMemory: synchronous counters and histograms delta, the
+	// rest cumulative; for zerostat's kinds, the same as PreferDelta.
+	PreferLowMemory = delta.PreferLowMemory
+)
+
+// ParseTemporalityPreference parses cumulative, delta or lowmemory (in
+// any case).
+func ParseTemporalityPreference(s string) (TemporalityPreference, error) {
+	return delta.ParsePreference(s)
+}
+
+// TemporalityOf returns the temporality of a view of aggregation type t
+// under p (the table at TemporalityPreference).
+func TemporalityOf(p TemporalityPreference, t view.AggType) wire.Temporality {
+	k := core.Kind(0)
+	switch t {
+	case view.AggTypeCount:
+		k = core.KindCount
+	case view.AggTypeSum:
+		k = core.KindSum
+	case view.AggTypeDistribution:
+		k = core.KindDistribution
+	case view.AggTypeLastValue:
+		k = core.KindLastValue
+	}
+	if p.Delta(k) {
+		return Delta
+	}
+	return Cumulative
+}
+
+// fromEnv fills the options FromEnv reads: the Resource, the Interval
+// (OTEL_METRIC_EXPORT_INTERVAL, milliseconds) when zero, the
+// TemporalityPreference when neither it nor Temporality is set.
+func (o Options) fromEnv() (Options, error) {
+	var env otelenv.Env
+	var err error
+	if o.Resource, err = o.Resource.FromEnv(); err != nil {
+		return o, err
+	}
+	if o.Interval == 0 {
+		if o.Interval, err = env.Positive(EnvMetricExportInterval); err != nil {
+			return o, err
+		}
+	}
+	if v := env.Get(EnvTemporalityPreference); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == PreferCumulative {
+		if o.TemporalityPreference, err = ParseTemporalityPreference(v); err != nil {
+			return o, fmt.Errorf("%s: %w", EnvTemporalityPreference, err)
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,182 @@
+package otlp
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/internal/otelenv"
+)
+
+// The OTLP exporter's environment variables
+// (https://opentelemetry.io/docs/specs/otel/protocol/exporter/). Each
+// generic OTEL_EXPORTER_OTLP_X has a metrics-specific
+// OTEL_EXPORTER_OTLP_METRICS_X, which wins when both are set.
+const (
+	EnvEndpoint           = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvMetricsEndpoint    = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+	EnvHeaders            = "OTEL_EXPORTER_OTLP_HEADERS"
+	EnvTimeout            = "OTEL_EXPORTER_OTLP_TIMEOUT"
+	EnvCompression        = "OTEL_EXPORTER_OTLP_COMPRESSION"
+	EnvProtocol           = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	EnvCertificate        = "OTEL_EXPORTER_OTLP_CERTIFICATE"
+	EnvClientCertificate  = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"
+	EnvClientKey          = "OTEL_EXPORTER_OTLP_CLIENT_KEY"
+	EnvInsecure           = "OTEL_EXPORTER_OTLP_INSECURE"
+	EnvTemporality        = exporter.EnvTemporalityPreference
+	EnvMetricExportPeriod = exporter.EnvMetricExportInterval
+)
+
+// metricsVar returns OTEL_EXPORTER_OTLP_METRICS_X for OTEL_EXPORTER_OTLP_X.
+func metricsVar(generic string) string {
+	return "OTEL_EXPORTER_OTLP_METRICS_" + strings.TrimPrefix(generic, "OTEL_EXPORTER_OTLP_")
+}
+
+// WithEnv returns o with the options it leaves unset read from
+// OpenTelemetry's environment variables (the table in the package
+// documentation), and FromEnv false. Precedence: an option set in code
+// wins (as in OTel Go's exporters; a header set in code wins over the
+// variable's of the same name), then the metrics-specific variable, then
+// the generic one. For OTLP/HTTP, OTEL_EXPORTER_OTLP_ENDPOINT is a base
+// URL (MetricsPath is appended) and OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+// the full URL (used as is); for gRPC either is the target. Headers are
+// percent-decoded; timeouts and the interval are milliseconds. An invalid
+// value is an error naming the variable. New calls it when FromEnv is
+// set; it reads the environment (and the TLS files it names) once.
+func (o Options) WithEnv() (Options, error) {
+	var env otelenv.Env
+	get := func(generic string) (name, value string) { return env.First(metricsVar(generic), generic) }
+	fail := func(err error) (Options, error) { return o, fmt.Errorf("otlp: %w", err) }
+	var err error
+	if o.Protocol == "" {
+		if n, v := get(EnvProtocol); v != "" {
+			if v != ProtocolHTTP && v != ProtocolGRPC {
+				return fail(fmt.Errorf("%s=%q: zerostat sends %s and %s", n, v, ProtocolHTTP, ProtocolGRPC))
+			}
+			o.Protocol = v
+		}
+	}
+	if o.Endpoint == "" && o.URL == "" {
+		if n, v := get(EnvEndpoint); o.Protocol == ProtocolGRPC && v != "" {
+			if _, _, err := GRPCTarget(v, false); err != nil {
+				return fail(fmt.Errorf("%s: %w", n, err))
+			}
+			o.Endpoint = v
+		} else if v != "" {
+			full := ""
+			if n == EnvMetricsEndpoint {
+				full, v = v, ""
+			}
+			if _, err := metricsURL(v, full); err != nil {
+				return fail(fmt.Errorf("%s=%q: %w", n, v+full, err))
+			}
+			o.Endpoint, o.URL = v, full
+		}
+	}
+	if n, v := get(EnvHeaders); v != "" {
+		pairs, err := otelenv.Pairs(n, v)
+		if err != nil {
+			return fail(err)
+		}
+		h := make(http.Header, len(o.Header)+len(pairs))
+		for k, vs := range o.Header {
+			h[http.CanonicalHeaderKey(k)] = vs
+		}
+		for _, p := range pairs {
+			if !ValidHeaderName(p.Key) {
+				return fail(fmt.Errorf("%s: %q is not a valid header name", n, p.Key))
+			}
+			k := http.CanonicalHeaderKey(p.Key)
+			if _, inCode := o.Header[k]; inCode {
+				continue
+			}
+			if _, inCode := o.Header[p.Key]; inCode {
+				continue
+			}
+			h[k] = append(h[k], p.Value)
+		}
+		o.Header = h
+	}
+	if o.Timeout == 0 {
+		n, _ := get(EnvTimeout)
+		if o.Timeout, err = env.Positive(n); err != nil {
+			return fail(err)
+		}
+	}
+	if n, v := get(EnvCompression); v != "" && o.Compression == NoCompression {
+		switch strings.ToLower(v) {
+		case "gzip":
+			o.Compression = Gzip
+		case "none":
+		default:
+			return fail(fmt.Errorf("%s=%q: want gzip or none", n, v))
+		}
+	}
+	var tlsVars []string
+	if n, v := get(EnvCertificate); v != "" && o.TLS.CAFile == "" {
+		o.TLS.CAFile, tlsVars = v, append(tlsVars, n)
+	}
+	if o.TLS.CertFile == "" && o.TLS.KeyFile == "" {
+		if n, v := get(EnvClientCertificate); v != "" {
+			o.TLS.CertFile, tlsVars = v, append(tlsVars, n)
+		}
+		if n, v := get(EnvClientKey); v != "" {
+			o.TLS.KeyFile, tlsVars = v, append(tlsVars, n)
+		}
+	}
+	if len(tlsVars) > 0 {
+		if _, err := o.TLS.Config(); err != nil {
+			return fail(fmt.Errorf("%s: %w", strings.Join(tlsVars, ", "), err))
+		}
+	}
+	if n, v := get(EnvInsecure); v != "" && !o.TLS.Insecure {
+		if o.TLS.Insecure, err = otelenv.Bool(n, v); err != nil {
+			return fail(err)
+		}
+	}
+	if v := env.Get(EnvTemporality); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == exporter.PreferCumulative {
+		if o.TemporalityPreference, err = exporter.ParseTemporalityPreference(v); err != nil {
+			return fail(fmt.Errorf("%s: %w", EnvTemporality, err))
+		}
+	}
+	if o.Interval == 0 {
+		if o.Interval, err = env.Positive(EnvMetricExportPeriod); err != nil {
+			return fail(err)
+		}
+	}
+	if o.Resource, err = o.Resource.FromEnv(); err != nil {
+		return fail(err)
+	}
+	o.FromEnv = false
+	return o, nil
+}
+
+// GRPCTarget returns the gRPC target (host:port) of endpoint and whether
+// to connect with TLS: an http:// endpoint without, https:// with, one
+// without a scheme with TLS unless insecure (the OTLP specification's
+// rules for OTLP/gRPC; a URL's path is ignored). For package otlpgrpc.
+func GRPCTarget(endpoint string, insecure bool) (target string, useTLS bool, err error) {
+	if endpoint == "" {
+		endpoint = DefaultGRPCEndpoint
+	}
+	if !strings.Contains(endpoint, "://") {
+		if strings.ContainsAny(endpoint, "/?#") || endpoint == "" {
+			return "", false, fmt.Errorf("endpoint %q is not host:port or an http or https URL", endpoint)
+		}
+		return endpoint, !insecure, nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", false, fmt.Errorf("endpoint %q: %w", endpoint, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", false, fmt.Errorf("endpoint %q is not host:port or an http or https URL", endpoint)
+	}
+	target = u.Host
+	if u.Port() == "" {
+		target += ":4317"
+	}
+	return target, u.Scheme == "https", nil
+}

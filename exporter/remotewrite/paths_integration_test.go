@@ -1,0 +1,194 @@
+package remotewrite
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/prometheus"
+	"github.com/zerostat/zerostat/internal/testbackend"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+// TestBackendEveryPathAgrees pushes one workload through every path into
+// real backends and checks that they store the same series with the same
+// values: Prometheus scraping the handler in OpenMetrics and in the text
+// format, Prometheus and VictoriaMetrics receiving remote write. The
+// workload has values on every bound under both bucket rules, negative
+// values, NaN and +Inf, escaping in constant labels, tag values and
+// descriptions, and two views whose names collide (the later one is
+// refused on every path). What differs by path, by design (see
+// docs/metric-mapping.md): OpenMetrics adds _created series, and leaves
+// out the _sum of a histogram with negative values; VictoriaMetrics drops
+// NaN samples at ingestion (its rule, whatever the sender).
+func TestBackendEveryPathAgrees(t *testing.T) {
+	ns := fmt.Sprintf("pth%d", seq.Add(1))
+	m := stats.Float64(ns+"/m", "A measure", stats.UnitSeconds)
+	route := tag.MustNewKey("route")
+	bounds := []float64{1, 5, 10, 50}
+	first := &view.View{Name: ns + "/col.x", Measure: m, Aggregation: view.Count()}
+	register(t,
+		&view.View{Name: ns + "/requests", Description: "line one\nline two \\ \"quoted\"", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{route}},
+		&view.View{Name: ns + "/lat_oc", Measure: m, Aggregation: view.Distribution(bounds...), TagKeys: []tag.Key{route}},
+		&view.View{Name: ns + "/lat_le", Measure: m, Aggregation: view.DistributionUpperInclusive(bounds...), TagKeys: []tag.Key{route}},
+		&view.View{Name: ns + "/total", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{route}},
+		&view.View{Name: ns + "/last", Measure: m, Aggregation: view.LastValue(), TagKeys: []tag.Key{route}},
+		first,
+	)
+	neg := stats.Float64(ns+"/neg", "", stats.UnitDimensionless)
+	time.Sleep(2 * time.Millisecond) // a later registration: the second of the colliding views
+	// The refused one counts another measure (2 records, not 12), so the
+	// value says which view a path kept.
+	register(t, &view.View{Name: ns + "/col_x", Measure: neg, Aggregation: view.Count()})
+	odd := stats.Float64(ns+"/odd", "", stats.UnitDimensionless)
+	register(t,
+		&view.View{Name: ns + "/balance", Measure: neg, Aggregation: view.Sum()},
+		&view.View{Name: ns + "/balance_dist", Measure: neg, Aggregation: view.Distribution(0)},
+		&view.View{Name: ns + "/odd_last", Measure: odd, Aggregation: view.LastValue()},
+		&view.View{Name: ns + "/odd_sum", Measure: odd, Aggregation: view.Sum()},
+	)
+	for _, r := range []string{"/a", `/b"\q`} {
+		ctx := ctxWith(t, tag.Upsert(route, r))
+		for _, v := range []float64{0, 1, 5, 10, 50, 51} { // on every bound
+			stats.Record(ctx, m.M(v))
+		}
+	}
+	stats.Record(context.Background(), neg.M(2), neg.M(-5))
+	stats.Record(context.Background(), odd.M(math.Inf(1))) // the sum becomes +Inf
+	stats.Record(context.Background(), odd.M(math.NaN()))  // the last value NaN, the sum NaN
+
+	consts := map[string]string{"env": "a\"b\\c\nd", "job": "zerostat", "instance": "test"}
+	scrapeConsts := map[string]string{"env": consts["env"]} // the scrape adds job and instance
+	om := httptest.NewServer(prometheus.NewHandler(prometheus.Options{ConstLabels: scrapeConsts}))
+	defer om.Close()
+	text := httptest.NewServer(prometheus.NewHandler(prometheus.Options{ConstLabels: scrapeConsts, Format: prometheus.FormatText}))
+	defer text.Close()
+	prom := testbackend.StartPrometheus(t, testbackend.PrometheusOptions{RemoteWriteReceiver: true, Jobs: []testbackend.ScrapeJob{
+		{Name: "openmetrics", Target: om.Listener.Addr().String()},
+		{Name: "text", Target: text.Listener.Addr().String()},
+	}})
+	vm := testbackend.StartVictoriaMetrics(t)
+	for _, url := range []string{prom.URL + "/api/v1/write", vm.URL + "/api/v1/write"} {
+		w := newWriter(t, Options{URL: url, ConstLabels: consts})
+		if err := w.Push(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Err(); err == nil || !strings.Contains(err.Error(), ns+"/col_x") || !strings.Contains(err.Error(), ns+"/col.x") {
+			t.Errorf("remote write: Err() = %v; want the collision of %s with %s", err, ns+"/col_x", ns+"/col.x")
+		}
+	}
+
+	// Each path's series, by name and labels (job and instance left out:
+	// the scrape sets them from its job, remote write from ConstLabels).
+	sel := fmt.Sprintf(`{__name__=~"%s_.+"}`, ns)
+	byJob := map[string]map[string]string{}
+	add := func(path string, metric map[string]string, value string) {
+		if byJob[path] == nil {
+			byJob[path] = map[string]string{}
+		}
+		var ls []string
+		for k, v := range metric {
+			if k != "job" && k != "instance" && k != "__name__" {
+				ls = append(ls, k+"="+strconv.Quote(v))
+			}
+		}
+		sort.Strings(ls)
+		byJob[path][metric["__name__"]+"{"+strings.Join(ls, ",")+"}"] = value
+	}
+	// Wait for two scrapes of each job (a first scrape about 5 s after
+	// start) and the remote write.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		byJob = map[string]map[string]string{}
+		got, err := prom.Query(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range got {
+			add(s.Metric["job"], s.Metric, s.Value)
+		}
+		if len(byJob["openmetrics"]) > 0 && len(byJob["text"]) > 0 && len(byJob["zerostat"]) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60 s, series by job: %d openmetrics, %d text, %d remote write", len(byJob["openmetrics"]), len(byJob["text"]), len(byJob["zerostat"]))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	nans := 0
+	for _, v := range byJob["zerostat"] {
+		if v == "NaN" {
+			nans++
+		}
+	}
+	for _, s := range vm.WaitExport(t, sel, len(byJob["zerostat"])-nans, 30*time.Second) {
+		add("vm", s.Metric, strconv.FormatFloat(s.Values[len(s.Values)-1], 'f', -1, 64))
+	}
+
+	rw := byJob["zerostat"]
+	if len(rw) < 40 {
+		t.Fatalf("remote write stored %d series; want the whole workload", len(rw))
+	}
+	compare := func(path string, got map[string]string, skip func(string) bool) {
+		for k, v := range rw {
+			if skip != nil && skip(k) {
+				continue
+			}
+			if g, ok := got[k]; !ok {
+				t.Errorf("%s lacks %s (= %s by remote write)", path, k, v)
+			} else if g != v {
+				t.Errorf("%s: %s = %s; remote write stored %s", path, k, g, v)
+			}
+		}
+		for k := range got {
+			if _, ok := rw[k]; !ok && !strings.Contains(k, "_created{") {
+				t.Errorf("%s has %s, which remote write has not", path, k)
+			}
+		}
+	}
+	compare("text scrape", byJob["text"], nil)
+	compare("OpenMetrics scrape", byJob["openmetrics"], func(k string) bool {
+		return strings.HasPrefix(k, ns+"_balance_dist_sum{") // no _sum for negative values in OpenMetrics
+	})
+	compare("VictoriaMetrics", byJob["vm"], func(k string) bool { return rw[k] == "NaN" })
+
+	// The values are the recorded ones: counts, and both bucket rules on
+	// values placed on every bound (0, 1, 5, 10, 50, 51).
+	env := `env=` + strconv.Quote(consts["env"])
+	for k, want := range map[string]string{
+		ns + `_requests_total{` + env + `,route="/a"}`:                  "6",
+		ns + `_requests_total{` + env + `,route="/b\"\\q"}`:             "6",
+		ns + `_lat_oc_seconds_bucket{` + env + `,le="1.0",route="/a"}`:  "1", // OpenCensus's rule: v < b
+		ns + `_lat_oc_seconds_bucket{` + env + `,le="10.0",route="/a"}`: "3",
+		ns + `_lat_le_seconds_bucket{` + env + `,le="1.0",route="/a"}`:  "2", // v <= b
+		ns + `_lat_le_seconds_bucket{` + env + `,le="10.0",route="/a"}`: "4",
+		ns + `_lat_le_seconds_bucket{` + env + `,le="+Inf",route="/a"}`: "6",
+		ns + `_lat_le_seconds_sum{` + env + `,route="/a"}`:              "117",
+		ns + `_seconds_total{` + env + `,route="/a"}`:                   "117", // "total" is the _total suffix (otlptranslator's rule)
+		ns + `_last_seconds{` + env + `,route="/a"}`:                    "51",
+		ns + `_balance_total{` + env + `}`:                              "-3",
+		ns + `_odd_last{` + env + `}`:                                   "NaN",
+		ns + `_odd_sum_total{` + env + `}`:                              "NaN",
+		ns + `_col_x_total{` + env + `}`:                                "12", // col.x, registered first
+	} {
+		if got, ok := rw[k]; !ok || got != want {
+			t.Errorf("remote write stored %s = %q (present %v); want %s", k, got, ok, want)
+		}
+	}
+	if t.Failed() {
+		var keys []string
+		for k, v := range rw {
+			keys = append(keys, k+" "+v)
+		}
+		sort.Strings(keys)
+		t.Logf("remote write stored:\n%s", strings.Join(keys, "\n"))
+	}
+}

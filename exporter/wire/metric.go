@@ -1,0 +1,103 @@
+package wire
+
+import (
+	"strconv"
+
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
+)
+
+// MetricType is the OpenTelemetry data type a view maps to.
+type MetricType uint8
+
+// Metric types: OTLP's Sum, Gauge and Histogram.
+const (
+	SumType       MetricType = 1 + iota // Count and Sum views
+	GaugeType                           // LastValue views
+	HistogramType                       // Distribution views
+)
+
+func (t MetricType) String() string {
+	switch t {
+	case SumType:
+		return "sum"
+	case GaugeType:
+		return "gauge"
+	case HistogramType:
+		return "histogram"
+	}
+	return "unknown"
+}
+
+// Metric is a payload's view as a metric: what zerostat's exporters make
+// of the same view (internal/promname's mapping, the one every output
+// uses; docs/metric-mapping.md), for a reader that turns payloads into
+// another data model, as the OpenTelemetry Collector receiver does.
+//
+// A payload carries the view, not its measure, so three things the
+// exporters know are not known here: whether the measure is an Int64 one
+// (Int is true for Count views only; a Sum or LastValue of an Int64
+// measure reads as floats, exact below 2^53), the measure's description
+// (a Count view whose description is its measure's keeps it as Help, where
+// the OTLP exporter writes "Count of <measure> recordings: ..."), and the
+// bucket rule (view.DistributionUpperInclusive).
+type Metric struct {
+	Type MetricType
+	// Monotonic: a Count view's is always; a Sum view's unless one of
+	// its values in this payload is negative or NaN (then, as in an OTLP
+	// export, the Sum is non-monotonic for this payload only).
+	Monotonic bool
+	Unit      string // UCUM: "1" for a Count, the view's otherwise
+	Int       bool   // integer points (a Count's)
+	Help      string // the view's description, valid UTF-8
+}
+
+// Metric maps v. Cost: a few string operations, and for a Sum view one
+// pass over its rows. Safe for concurrent use with other readers of v.
+func (v *View) Metric() Metric {
+	var kind core.Kind
+	switch v.Aggregation {
+	case Count:
+		kind = core.KindCount
+	case Sum:
+		kind = core.KindSum
+	case LastValue:
+		kind = core.KindLastValue
+	case Distribution:
+		kind = core.KindDistribution
+	default:
+		return Metric{}
+	}
+	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description}.Metric()
+	m := Metric{Monotonic: pm.Monotonic, Unit: pm.Unit, Int: pm.Int, Help: pm.Help}
+	switch pm.Type {
+	case promname.Counter:
+		m.Type = SumType
+	case promname.Gauge:
+		m.Type = GaugeType
+	case promname.Histogram:
+		m.Type = HistogramType
+	}
+	if v.Aggregation == Sum {
+		for i := range v.Rows {
+			if !promname.CounterValid(v.Rows[i].Sum) {
+				m.Monotonic = false
+			}
+		}
+		if v.Overflow != nil && !promname.CounterValid(v.Overflow.Sum) {
+			m.Monotonic = false
+		}
+	}
+	return m
+}
+
+// ResourceValue returns a resource attribute's value as OTLP exporters
+// write it: process.pid as an integer (ok true), every other attribute as
+// its string (ok false). Cost: a ParseInt for process.pid.
+func (a Attribute) ResourceValue() (n int64, ok bool) {
+	if a.Key != "process.pid" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(a.Value, 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,115 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Exemplar is a recorded value kept as the example of its distribution
+// bucket: the latest value recorded with attachments (OpenCensus's
+// metricdata.Exemplar). Immutable once stored.
+type Exemplar struct {
+	Value       float64
+	Time        int64 // Unix nanoseconds
+	Attachments map[string]interface{}
+}
+
+// exemplars is the exemplar store of an aggregator: one entry per series
+// ID (IDs are dense), each holding its series' latest exemplar per bucket.
+// It lives on the aggregator, not the series, so a series recorded without
+// attachments pays nothing (not even a word). Entries are replaced as a
+// whole; a grown table is published with an atomic store under exMu.
+type exemplars struct {
+	mu  sync.Mutex
+	tab atomic.Pointer[[]atomic.Pointer[exemplarEntry]]
+}
+
+type exemplarEntry struct {
+	series  *Series // the holder of the ID it was stored for
+	buckets []atomic.Pointer[Exemplar]
+}
+
+// RecordMapExemplar is RecordMap that also keeps ex as the exemplar of v's
+// bucket in the series recorded into (Distribution views only; other
+// kinds just record). Cost on top of RecordMap: finding the series again
+// (the cached one, or a probe), a bucket search and, on a series' first
+// exemplar, one allocation. Safe for concurrent use: the latest store of
+// a bucket wins.
+func (a *Aggregator) RecordMapExemplar(m *TagMap, v float64, ex *Exemplar) {
+	a.RecordMap(m, v)
+	if a.kind != KindDistribution || ex == nil {
+		return
+	}
+	slot := &a.noTags
+	if m != nil {
+		slot = &m.cache[a.slot%cacheSlots]
+	}
+	s := slot.Load()
+	if s == nil || s.agg != a {
+		// Not cached: an overflowed record, or a cache slot another view
+		// took meanwhile.
+		var buf [16]string
+		vals, h := a.project(buf[:0], m.Tags())
+		if s = a.table.Load().find(a, h, vals); s == nil {
+			s = a.overflow.Load()
+		}
+	}
+	if s != nil {
+		a.storeExemplar(s, v, ex)
+	}
+}
+
+func (a *Aggregator) storeExemplar(s *Series, v float64, ex *Exemplar) {
+	e := a.exemplarEntry(s, true)
+	e.buckets[bucketIndex(a.bounds, v)].Store(ex)
+}
+
+// exemplarEntry returns s's entry, creating it when create is set.
+func (a *Aggregator) exemplarEntry(s *Series, create bool) *exemplarEntry {
+	x := &a.ex
+	if p := x.tab.Load(); p != nil && int(s.id) < len(*p) {
+		if e := (*p)[s.id].Load(); e != nil && e.series == s {
+			return e
+		}
+	}
+	if !create {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var tab []atomic.Pointer[exemplarEntry]
+	if p := x.tab.Load(); p != nil {
+		tab = *p
+	}
+	if int(s.id) >= len(tab) {
+		grown := make([]atomic.Pointer[exemplarEntry], max(2*len(tab), int(s.id)+1, 8))
+		for i := range tab {
+			grown[i].Store(tab[i].Load())
+		}
+		tab = grown
+		x.tab.Store(&tab)
+	}
+	if e := tab[s.id].Load(); e != nil && e.series == s {
+		return e
+	}
+	e := &exemplarEntry{series: s, buckets: make([]atomic.Pointer[Exemplar], len(a.bounds)+1)}
+	tab[s.id].Store(e)
+	return e
+}
+
+// Exemplars appends the latest exemplar of each of s's buckets (nil where
+// none), len(bounds)+1 of them, to dst; it appends nothing when s has
+// none. Cost: a few atomic loads per bucket.
+func (s *Series) Exemplars(dst []*Exemplar) []*Exemplar {
+	if s.agg == nil || s.agg.kind != KindDistribution {
+		return dst
+	}
+	e := s.agg.exemplarEntry(s, false)
+	if e == nil {
+		return dst
+	}
+	for i := range e.buckets {
+		dst = append(dst, e.buckets[i].Load())
+	}
+	return dst
+}

@@ -1,0 +1,94 @@
+package delta
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/zerostat/zerostat/internal/core"
+)
+
+// Preference is exporter.TemporalityPreference (documented there): which
+// temporality each aggregation kind is read with, as
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE chooses for
+// OpenTelemetry instruments.
+type Preference uint8
+
+const (
+	PreferCumulative Preference = iota
+	PreferDelta
+	PreferLowMemory
+)
+
+var preferenceNames = [...]string{"cumulative", "delta", "lowmemory"}
+
+// String returns the preference's name in the environment variable.
+func (p Preference) String() string {
+	if int(p) < len(preferenceNames) {
+		return preferenceNames[p]
+	}
+	return "TemporalityPreference(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParsePreference parses cumulative, delta or lowmemory, in any case (the
+// specification's values are case-insensitive).
+func ParsePreference(s string) (Preference, error) {
+	for i, n := range preferenceNames {
+		if strings.EqualFold(s, n) {
+			return Preference(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown temporality preference %q (want cumulative, delta or lowmemory)", s)
+}
+
+// Delta reports whether kind k is read as deltas under p: the
+// specification's table for synchronous instruments, zerostat's Count
+// and Sum being Counters, Distribution a Histogram, LastValue a Gauge.
+func (p Preference) Delta(k core.Kind) bool {
+	if p != PreferDelta && p != PreferLowMemory {
+		return false
+	}
+	switch k {
+	case core.KindCount, core.KindSum: // Counter: delta under delta and lowmemory
+		return true
+	case core.KindDistribution: // Histogram: delta under delta and lowmemory
+		return true
+	}
+	// Gauge: cumulative (its point is its last value either way). An
+	// UpDownCounter would be cumulative too; zerostat has none.
+	return false
+}
+
+// Kinds says which aggregation kinds an exporter reads as deltas.
+type Kinds [core.KindLastValue + 1]bool
+
+// NewKinds returns the kinds read as deltas when every view is delta
+// (all: an exporter's Temporality Delta) or under preference p. Setting
+// both is an error, naming the options after prefix ("otlp: ").
+func NewKinds(all bool, p Preference, prefix string) (Kinds, error) {
+	var d Kinds
+	if p > PreferLowMemory {
+		return d, fmt.Errorf("%sunknown TemporalityPreference %d", prefix, p)
+	}
+	if all && p != PreferCumulative {
+		return d, fmt.Errorf("%sTemporality Delta and TemporalityPreference %v are both set; set one", prefix, p)
+	}
+	for k := core.KindCount; int(k) < len(d); k++ {
+		d[k] = all || p.Delta(k)
+	}
+	return d, nil
+}
+
+// Any reports whether some kind is read as deltas: the exporter then
+// needs a Tracker and queues the requests it could not send.
+func (d *Kinds) Any() bool {
+	for _, b := range d {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// Has reports whether kind k is read as deltas.
+func (d *Kinds) Has(k core.Kind) bool { return int(k) < len(d) && d[k] }

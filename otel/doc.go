@@ -1,0 +1,103 @@
+// Package otel is an OpenTelemetry MeterProvider (go.opentelemetry.io/otel/metric
+// v1.47.0) built on zerostat's aggregators: every instrument records into a
+// zerostat view, so zerostat's exporters (OTLP, Prometheus, remote write,
+// msgpack), view.RetrieveData and /debug/stats read OpenTelemetry
+// instrumentation (otelhttp, otelgrpc, a library's own meters) with no
+// OTel SDK in the process.
+//
+//	mp := otel.NewMeterProvider()
+//	defer mp.Shutdown(ctx)
+//	otelglobal.SetMeterProvider(mp) // go.opentelemetry.io/otel
+//	requests, _ := mp.Meter("app").Int64Counter("app.requests")
+//	get := metric.WithAttributeSet(attribute.NewSet(attribute.String("method", "GET")))
+//	requests.Add(ctx, 1, get)
+//
+// # Instruments and their views
+//
+// Each instrument is one zerostat measure and one view, named after the
+// instrument (WithViewPrefix puts a prefix before it), registered with the
+// instrument's first measurement:
+//
+//	Counter                  view.Sum                         monotonic sum
+//	UpDownCounter            view.UpDownSum                   non-monotonic sum (a Prometheus gauge)
+//	Histogram                view.DistributionUpperInclusive  explicit buckets b[i-1] < v <= b[i]: the advisory
+//	                                                          boundaries, or DefaultBoundaries (the SDK's)
+//	Gauge                    view.LastValue                   gauge
+//	ObservableCounter        view.Sum                         the observed totals
+//	ObservableUpDownCounter  view.UpDownSum
+//	ObservableGauge          view.LastValue
+//
+// Int64 instruments record into Int64 measures, so sums and gauges export
+// as integers. Histograms keep count, sum, min, max and bucket counts.
+// Temporality (cumulative or delta) is the exporter's choice, as with every
+// zerostat view.
+//
+// # Attributes
+//
+// Attribute sets become zerostat tags: the key is the attribute's key, the
+// value attribute.Value.Emit (so 200, true and "GET" all export as
+// strings). A zerostat view groups by a fixed set of tag keys: an
+// instrument's keys are those of its first measurement plus any declared
+// with WithAttributeKeys (and otel.metric.overflow). An attribute whose key
+// is not among them, or whose value is not a valid tag value (up to 255
+// printable ASCII bytes), is left out of the grouping: the measurement
+// still counts, in the point without that attribute, and the first such
+// attribute of each key is reported through otel.Handle. An empty string
+// value is the same as an absent attribute.
+//
+// # Cardinality limit
+//
+// As in the OTel SDK (WithCardinalityLimit, default 2000), an instrument
+// keeps limit-1 attribute sets; the measurements of any further set are
+// aggregated into one point tagged otel.metric.overflow=true, so totals
+// stay exact.
+//
+// # Observable instruments
+//
+// Callbacks (an instrument's WithInt64Callback/WithFloat64Callback, or
+// Meter.RegisterCallback) run when MeterProvider.Collect is called: call
+// it before each snapshot. An observable counter's callback reports
+// totals; the view records the difference from the previous total of the
+// attribute set. A set a callback stops observing keeps its last value
+// (the SDK drops it).
+//
+// # Cost
+//
+// A measurement with one metric.WithAttributeSet option of a set seen
+// before: the set's precomputed hash read from the option (the API's
+// option loop is skipped; see fastopt.go for how that is checked at
+// start-up), one atomic load and a probe of the instrument's table, and
+// the bound handle's atomic update (stats.Int64Handle): no allocation, no
+// lock, no map, a few ns above the handle. Other options go through
+// metric.NewAddConfig first. metric.WithAttributes allocates what the API
+// allocates (the option and the set); zerostat adds nothing. The first
+// measurement of a set takes the instrument's lock and allocates its
+// handle. Every method is safe for concurrent use. See
+// docs/performance.md for the measured costs beside the OTel SDK (with
+// WithAttributeSet, 0.1x its time for a counter, 0.25x for a histogram,
+// whose zerostat cell dominates).
+//
+// # Differences from the OTel SDK
+//
+// TestConformanceWithSDK records seeded workloads into both and compares
+// the SDK's ManualReader data with what zerostat's OTLP encoder sends;
+// they are identical but for these, by design:
+//
+//   - the key set of an instrument is fixed (see Attributes);
+//   - attribute values export as strings, otel.metric.overflow too;
+//   - the cardinality limit bounds the sets an instrument ever bound; the
+//     SDK's delta readers apply it per collection cycle;
+//   - in delta temporality a histogram's min and max are the series'
+//     whole-life extremes (sent only with its first point), a gauge's
+//     point goes out every export, and a sum point whose interval added 0
+//     is left out;
+//   - zerostat's OTLP encoder leaves a histogram's sum out once it has
+//     seen a negative value (OTLP's "SHOULD NOT"); the SDK sends it.
+//   - instrumentation scopes are not exported.
+//
+// # Scopes
+//
+// zerostat's exporters have no instrumentation scopes: the meters of one
+// provider share its instruments, and asking two meters for the same
+// instrument name returns the same instrument.
+package otel

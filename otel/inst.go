@@ -1,0 +1,381 @@
+package otel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+	"github.com/zerostat/zerostat/view"
+)
+
+// Kind is an instrument kind.
+type Kind uint8
+
+// Instrument kinds.
+const (
+	KindCounter Kind = 1 + iota
+	KindUpDownCounter
+	KindHistogram
+	KindGauge
+	KindObservableCounter
+	KindObservableUpDownCounter
+	KindObservableGauge
+)
+
+var kindName = [...]string{"", "Counter", "UpDownCounter", "Histogram", "Gauge", "ObservableCounter", "ObservableUpDownCounter", "ObservableGauge"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindName) {
+		return kindName[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+type instSpec struct {
+	name, desc, unit string
+	kind             Kind
+	isInt            bool
+	bounds           []float64 // histograms
+}
+
+func (a *instSpec) same(b *instSpec) bool {
+	return a.name == b.name && a.desc == b.desc && a.unit == b.unit && a.kind == b.kind &&
+		a.isInt == b.isInt && slices.Equal(a.bounds, b.bounds)
+}
+
+// inst is one instrument: a zerostat measure, the view over it
+// (registered with the first measurement, when the attribute keys are
+// known) and a table from attribute sets to bound handles.
+//
+// Concurrency protocol: records read tab with one atomic load and probe it
+// without locks; an attribute set not in it is bound under mu, which
+// inserts it into a copy when the table grows (published atomically).
+type inst struct {
+	p    *MeterProvider
+	spec instSpec
+	fm   *stats.Float64Measure // the measure (Float64 instruments)
+	im   *stats.Int64Measure   // the measure (Int64 instruments)
+
+	tab atomic.Pointer[table]
+
+	mu       sync.Mutex
+	view     atomic.Pointer[view.View] // nil until the first measurement
+	keys     map[attribute.Key]tag.Key // the view's attribute keys
+	n        int                       // entries in tab (the overflow entry not counted)
+	overflow *entry                    // records of attribute sets past the limit
+	ovf      atomic.Pointer[entry]     // overflow, published for lookup
+	closed   bool
+	warned   map[attribute.Key]bool // keys outside the view, reported once
+	obs      *observable            // observable instruments; guarded by the provider's mu
+}
+
+// entry is an attribute set bound to the view's series.
+type entry struct {
+	hash uint64
+	f    *stats.Float64Handle
+	i    *stats.Int64Handle
+}
+
+// table is an open-addressing hash table of entries keyed by the hash of
+// their attribute set (attribute.Distinct, which the OTel SDK keys its
+// maps with too). Slots are written once, under inst.mu.
+type table struct {
+	mask  uint64
+	slots []atomic.Pointer[entry]
+}
+
+func newTable(n int) *table {
+	return &table{mask: uint64(n - 1), slots: make([]atomic.Pointer[entry], n)}
+}
+
+// distinctHash returns the 64-bit hash of set that attribute.Distinct
+// holds (Distinct is struct{ hash uint64 } in otel v1.47.0: see
+// TestDistinctIsHash). Cost: a field read.
+func distinctHash(set *attribute.Set) uint64 {
+	d := set.Equivalent()
+	return *(*uint64)(unsafe.Pointer(&d))
+}
+
+func init() {
+	// Guard the layout distinctHash relies on; a later otel release that
+	// changes it fails here at start-up, never with wrong data.
+	if unsafe.Sizeof(attribute.Distinct{}) != 8 {
+		panic("zerostat/otel: attribute.Distinct is not a 64-bit hash in this otel release")
+	}
+}
+
+func newInst(p *MeterProvider, spec instSpec) *inst {
+	i := &inst{p: p, spec: spec}
+	name := p.ViewName(spec.name)
+	if spec.isInt {
+		i.im = stats.Int64(name, spec.desc, spec.unit)
+	} else {
+		i.fm = stats.Float64(name, spec.desc, spec.unit)
+	}
+	i.tab.Store(newTable(8))
+	return i
+}
+
+// lookup returns the entry of set. Cost: one atomic load, the hash read
+// and a probe (usually one slot) when the set was seen before; binding a
+// new set takes mu and allocates. Returns nil once the provider is shut
+// down.
+func (i *inst) lookup(set attribute.Set) *entry {
+	h := distinctHash(&set)
+	if e := i.find(h); e != nil {
+		return e
+	}
+	// Past the limit the table is full for good: new sets go to the
+	// overflow entry without the lock.
+	if e := i.ovf.Load(); e != nil {
+		return e
+	}
+	return i.bind(set, h)
+}
+
+// find returns the entry of the set whose hash is h, nil when it is not
+// bound. Cost: one atomic load and a probe, usually of one slot.
+func (i *inst) find(h uint64) *entry {
+	t := i.tab.Load()
+	for j := h & t.mask; ; j = (j + 1) & t.mask {
+		e := t.slots[j].Load()
+		if e == nil || e.hash == h {
+			return e
+		}
+	}
+}
+
+// bind is lookup's slow path: it registers the view if it is the first
+// measurement, then binds set, or returns the overflow entry when the
+// instrument holds its limit of attribute sets.
+//
+// set is a copy (moved to the heap here, not on lookup's fast path).
+func (i *inst) bind(set attribute.Set, h uint64) *entry {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil
+	}
+	t := i.tab.Load()
+	j := h & t.mask
+	for ; ; j = (j + 1) & t.mask {
+		e := t.slots[j].Load()
+		if e == nil {
+			break
+		}
+		if e.hash == h {
+			return e
+		}
+	}
+	if i.view.Load() == nil {
+		if err := i.register(&set); err != nil {
+			otel.Handle(err)
+			i.closed = true
+			return nil
+		}
+	}
+	limit := i.p.cfg.limit
+	if limit > 0 && i.n >= limit-1 {
+		if i.overflow == nil {
+			i.overflow = i.newEntry(h, []tag.Mutator{tag.Upsert(view.OverflowKey, "true")})
+			i.ovf.Store(i.overflow)
+		}
+		return i.overflow
+	}
+	e := i.newEntry(h, i.mutators(&set))
+	i.n++
+	if 2*(i.n+1) > len(t.slots) {
+		t = i.grow(t)
+		j = h & t.mask
+		for t.slots[j].Load() != nil {
+			j = (j + 1) & t.mask
+		}
+	}
+	t.slots[j].Store(e)
+	return e
+}
+
+// grow returns a table twice the size of t holding t's entries, published.
+func (i *inst) grow(t *table) *table {
+	n := newTable(2 * len(t.slots))
+	for k := range t.slots {
+		e := t.slots[k].Load()
+		if e == nil {
+			continue
+		}
+		j := e.hash & n.mask
+		for n.slots[j].Load() != nil {
+			j = (j + 1) & n.mask
+		}
+		n.slots[j].Store(e)
+	}
+	i.tab.Store(n)
+	return n
+}
+
+// register registers the instrument's view, grouped by the keys of first
+// (the instrument's first attribute set), those declared with
+// WithAttributeKeys, and otel.metric.overflow. Called under mu.
+func (i *inst) register(first *attribute.Set) error {
+	keys := map[attribute.Key]tag.Key{}
+	add := func(k attribute.Key) error {
+		if _, ok := keys[k]; ok {
+			return nil
+		}
+		tk, err := tag.NewKey(string(k))
+		if err != nil {
+			return fmt.Errorf("otel: instrument %q: attribute key %q cannot be a zerostat tag key (1 to 255 printable ASCII bytes): %w", i.spec.name, k, err)
+		}
+		keys[k] = tk
+		return nil
+	}
+	for _, k := range i.p.cfg.keys[i.spec.name] {
+		if err := add(k); err != nil {
+			return err
+		}
+	}
+	for it := first.Iter(); it.Next(); {
+		if err := add(it.Attribute().Key); err != nil {
+			// The view can still group by the other keys.
+			otel.Handle(err)
+		}
+	}
+	tks := []tag.Key{view.OverflowKey}
+	for _, tk := range keys {
+		if tk != view.OverflowKey {
+			tks = append(tks, tk)
+		}
+	}
+	var m stats.Measure = i.fm
+	if i.im != nil {
+		m = i.im
+	}
+	v := &view.View{
+		Name:        i.p.ViewName(i.spec.name),
+		Description: i.spec.desc,
+		TagKeys:     tks,
+		Measure:     m,
+		Aggregation: aggregationOf(&i.spec),
+		// The instrument caps the attribute sets itself (bind); the
+		// view only needs room for them and the overflow point.
+		CardinalityLimit: -1,
+	}
+	if err := view.Register(v); err != nil {
+		return fmt.Errorf("otel: instrument %q: %w", i.spec.name, err)
+	}
+	i.keys = keys
+	i.view.Store(v)
+	return nil
+}
+
+func aggregationOf(s *instSpec) *view.Aggregation {
+	switch s.kind {
+	case KindHistogram:
+		return view.DistributionUpperInclusive(slices.Clone(s.bounds)...)
+	case KindGauge, KindObservableGauge:
+		return view.LastValue()
+	case KindUpDownCounter, KindObservableUpDownCounter:
+		return view.UpDownSum()
+	}
+	return view.Sum()
+}
+
+// mutators returns the tag mutators of set's attributes that the view
+// groups by. An attribute outside the view's keys or whose value is not a
+// valid tag value is left out of the grouping (the measurement still
+// counts, in the point without it), reported once per key through
+// otel.Handle.
+func (i *inst) mutators(set *attribute.Set) []tag.Mutator {
+	muts := make([]tag.Mutator, 0, set.Len())
+	for it := set.Iter(); it.Next(); {
+		kv := it.Attribute()
+		tk, ok := i.keys[kv.Key]
+		if !ok {
+			i.warn(kv.Key, fmt.Errorf("otel: instrument %q: attribute %q is not among the keys of its view (the keys of its first measurement or WithAttributeKeys): its measurements are aggregated without it", i.spec.name, kv.Key))
+			continue
+		}
+		val := kv.Value.Emit()
+		m := tag.Upsert(tk, val)
+		if _, err := tag.New(context.Background(), m); err != nil {
+			i.warn(kv.Key, fmt.Errorf("otel: instrument %q: attribute %q: value %.40q is not a zerostat tag value (up to 255 printable ASCII bytes): aggregated without it: %w", i.spec.name, kv.Key, val, err))
+			continue
+		}
+		muts = append(muts, m)
+	}
+	return muts
+}
+
+func (i *inst) warn(k attribute.Key, err error) {
+	if i.warned[k] {
+		return
+	}
+	if i.warned == nil {
+		i.warned = map[attribute.Key]bool{}
+	}
+	i.warned[k] = true
+	otel.Handle(err)
+}
+
+// newEntry binds a handle to the tags muts produce. Called under mu.
+func (i *inst) newEntry(h uint64, muts []tag.Mutator) *entry {
+	ctx, err := tag.New(context.Background(), muts...)
+	if err != nil {
+		// mutators checked each one: not reached.
+		otel.Handle(fmt.Errorf("otel: instrument %q: %w", i.spec.name, err))
+	}
+	m := tag.FromContext(ctx)
+	e := &entry{hash: h}
+	if i.im != nil {
+		e.i = i.im.Bind(m)
+	} else {
+		e.f = i.fm.Bind(m)
+	}
+	return e
+}
+
+// registered returns the instrument's view, nil before its first
+// measurement.
+func (i *inst) registered() *view.View { return i.view.Load() }
+
+// close unregisters the view; later measurements are dropped.
+func (i *inst) close() {
+	i.mu.Lock()
+	i.closed = true
+	v := i.view.Load()
+	i.tab.Store(newTable(1))
+	i.overflow = nil
+	i.ovf.Store(nil)
+	i.mu.Unlock()
+	if v != nil {
+		view.Unregister(v)
+	}
+}
+
+// checkBounds validates advisory histogram boundaries as the OTel SDK does:
+// strictly increasing, finite. Invalid ones are reported and the defaults
+// used.
+func checkBounds(name string, b []float64) []float64 {
+	if b == nil {
+		return DefaultBoundaries
+	}
+	for k, x := range b {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			otel.Handle(fmt.Errorf("otel: histogram %q: advisory boundary %v is not finite: using the default boundaries", name, x))
+			return DefaultBoundaries
+		}
+		if k > 0 && !(x > b[k-1]) {
+			otel.Handle(fmt.Errorf("otel: histogram %q: advisory boundaries %v are not strictly increasing: using the default boundaries", name, b))
+			return DefaultBoundaries
+		}
+	}
+	return slices.Clone(b)
+}

@@ -1,0 +1,372 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
+)
+
+// Meter creates instruments recording into zerostat views. Safe for
+// concurrent use; creating an instrument is set-up cost (a lock, a few
+// allocations), measuring through it is not (see the package
+// documentation).
+type Meter struct {
+	embedded.Meter
+	p     *MeterProvider
+	scope string
+}
+
+var _ metric.Meter = (*Meter)(nil)
+
+func (m *Meter) sync(name, desc, unit string, kind Kind, isInt bool, bounds []float64) (*inst, error) {
+	return m.p.instrument(instSpec{name: name, desc: desc, unit: unit, kind: kind, isInt: isInt, bounds: bounds})
+}
+
+// Int64Counter returns the counter named name: a monotonic sum.
+func (m *Meter) Int64Counter(name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
+	c := metric.NewInt64CounterConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindCounter, true, nil)
+	if err != nil {
+		return noopI64Counter, err
+	}
+	return &syncInst[int64]{i: i}, nil
+}
+
+// Int64UpDownCounter returns the up-down counter named name: a
+// non-monotonic sum (view.UpDownSum).
+func (m *Meter) Int64UpDownCounter(name string, opts ...metric.Int64UpDownCounterOption) (metric.Int64UpDownCounter, error) {
+	c := metric.NewInt64UpDownCounterConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindUpDownCounter, true, nil)
+	if err != nil {
+		return noopI64UpDown, err
+	}
+	return &syncInst[int64]{i: i}, nil
+}
+
+// Int64Histogram returns the histogram named name: an explicit-bucket
+// histogram (view.DistributionUpperInclusive) with the advisory boundaries
+// of opts, or DefaultBoundaries.
+func (m *Meter) Int64Histogram(name string, opts ...metric.Int64HistogramOption) (metric.Int64Histogram, error) {
+	c := metric.NewInt64HistogramConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, true, checkBounds(name, c.ExplicitBucketBoundaries()))
+	if err != nil {
+		return noopI64Hist, err
+	}
+	return &syncInst[int64]{i: i}, nil
+}
+
+// Int64Gauge returns the gauge named name: the last value recorded.
+func (m *Meter) Int64Gauge(name string, opts ...metric.Int64GaugeOption) (metric.Int64Gauge, error) {
+	c := metric.NewInt64GaugeConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindGauge, true, nil)
+	if err != nil {
+		return noopI64Gauge, err
+	}
+	return &syncInst[int64]{i: i}, nil
+}
+
+// Float64Counter returns the counter named name: a monotonic sum.
+func (m *Meter) Float64Counter(name string, opts ...metric.Float64CounterOption) (metric.Float64Counter, error) {
+	c := metric.NewFloat64CounterConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindCounter, false, nil)
+	if err != nil {
+		return noopF64Counter, err
+	}
+	return &syncInst[float64]{i: i}, nil
+}
+
+// Float64UpDownCounter returns the up-down counter named name.
+func (m *Meter) Float64UpDownCounter(name string, opts ...metric.Float64UpDownCounterOption) (metric.Float64UpDownCounter, error) {
+	c := metric.NewFloat64UpDownCounterConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindUpDownCounter, false, nil)
+	if err != nil {
+		return noopF64UpDown, err
+	}
+	return &syncInst[float64]{i: i}, nil
+}
+
+// Float64Histogram returns the histogram named name; see Int64Histogram.
+func (m *Meter) Float64Histogram(name string, opts ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
+	c := metric.NewFloat64HistogramConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, false, checkBounds(name, c.ExplicitBucketBoundaries()))
+	if err != nil {
+		return noopF64Hist, err
+	}
+	return &syncInst[float64]{i: i}, nil
+}
+
+// Float64Gauge returns the gauge named name.
+func (m *Meter) Float64Gauge(name string, opts ...metric.Float64GaugeOption) (metric.Float64Gauge, error) {
+	c := metric.NewFloat64GaugeConfig(opts...)
+	i, err := m.sync(name, c.Description(), c.Unit(), KindGauge, false, nil)
+	if err != nil {
+		return noopF64Gauge, err
+	}
+	return &syncInst[float64]{i: i}, nil
+}
+
+// Observable instruments.
+
+// observable is an observable instrument: its inst and, for sums, the last
+// cumulative value observed per attribute set (the view records the
+// difference). Read and written by Collect only, under the provider's
+// collect lock.
+type observable struct {
+	i    *inst
+	last map[uint64]float64
+}
+
+func (o *observable) observe(set attribute.Set, v float64) {
+	if o.i.spec.kind != KindObservableGauge {
+		h := distinctHash(&set)
+		v, o.last[h] = v-o.last[h], v
+	}
+	if e := o.i.lookup(set); e != nil {
+		record(e, v)
+	}
+}
+
+type int64Observable struct {
+	metric.Int64Observable
+	embedded.Int64ObservableCounter
+	embedded.Int64ObservableUpDownCounter
+	embedded.Int64ObservableGauge
+	o *observable
+}
+
+type float64Observable struct {
+	metric.Float64Observable
+	embedded.Float64ObservableCounter
+	embedded.Float64ObservableUpDownCounter
+	embedded.Float64ObservableGauge
+	o *observable
+}
+
+func (m *Meter) observable(name, desc, unit string, kind Kind, isInt bool) (*observable, error) {
+	i, err := m.sync(name, desc, unit, kind, isInt, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.p.mu.Lock()
+	defer m.p.mu.Unlock()
+	if i.obs == nil {
+		i.obs = &observable{i: i, last: map[uint64]float64{}}
+	}
+	return i.obs, nil
+}
+
+func (m *Meter) int64Obs(name, desc, unit string, kind Kind, cbs []metric.Int64Callback) (*int64Observable, error) {
+	o, err := m.observable(name, desc, unit, kind, true)
+	if err != nil {
+		return &int64Observable{}, err
+	}
+	inst := &int64Observable{o: o}
+	for _, cb := range cbs {
+		m.p.addCallback(&callbackReg{i64: cb, i64Obs: inst})
+	}
+	return inst, nil
+}
+
+func (m *Meter) float64Obs(name, desc, unit string, kind Kind, cbs []metric.Float64Callback) (*float64Observable, error) {
+	o, err := m.observable(name, desc, unit, kind, false)
+	if err != nil {
+		return &float64Observable{}, err
+	}
+	inst := &float64Observable{o: o}
+	for _, cb := range cbs {
+		m.p.addCallback(&callbackReg{f64: cb, f64Obs: inst})
+	}
+	return inst, nil
+}
+
+// Int64ObservableCounter returns the observable counter named name: its
+// callbacks report cumulative totals each Collect.
+func (m *Meter) Int64ObservableCounter(name string, opts ...metric.Int64ObservableCounterOption) (metric.Int64ObservableCounter, error) {
+	c := metric.NewInt64ObservableCounterConfig(opts...)
+	return m.int64Obs(name, c.Description(), c.Unit(), KindObservableCounter, c.Callbacks())
+}
+
+// Int64ObservableUpDownCounter returns the observable up-down counter
+// named name.
+func (m *Meter) Int64ObservableUpDownCounter(name string, opts ...metric.Int64ObservableUpDownCounterOption) (metric.Int64ObservableUpDownCounter, error) {
+	c := metric.NewInt64ObservableUpDownCounterConfig(opts...)
+	return m.int64Obs(name, c.Description(), c.Unit(), KindObservableUpDownCounter, c.Callbacks())
+}
+
+// Int64ObservableGauge returns the observable gauge named name.
+func (m *Meter) Int64ObservableGauge(name string, opts ...metric.Int64ObservableGaugeOption) (metric.Int64ObservableGauge, error) {
+	c := metric.NewInt64ObservableGaugeConfig(opts...)
+	return m.int64Obs(name, c.Description(), c.Unit(), KindObservableGauge, c.Callbacks())
+}
+
+// Float64ObservableCounter returns the observable counter named name.
+func (m *Meter) Float64ObservableCounter(name string, opts ...metric.Float64ObservableCounterOption) (metric.Float64ObservableCounter, error) {
+	c := metric.NewFloat64ObservableCounterConfig(opts...)
+	return m.float64Obs(name, c.Description(), c.Unit(), KindObservableCounter, c.Callbacks())
+}
+
+// Float64ObservableUpDownCounter returns the observable up-down counter
+// named name.
+func (m *Meter) Float64ObservableUpDownCounter(name string, opts ...metric.Float64ObservableUpDownCounterOption) (metric.Float64ObservableUpDownCounter, error) {
+	c := metric.NewFloat64ObservableUpDownCounterConfig(opts...)
+	return m.float64Obs(name, c.Description(), c.Unit(), KindObservableUpDownCounter, c.Callbacks())
+}
+
+// Float64ObservableGauge returns the observable gauge named name.
+func (m *Meter) Float64ObservableGauge(name string, opts ...metric.Float64ObservableGaugeOption) (metric.Float64ObservableGauge, error) {
+	c := metric.NewFloat64ObservableGaugeConfig(opts...)
+	return m.float64Obs(name, c.Description(), c.Unit(), KindObservableGauge, c.Callbacks())
+}
+
+// callbackReg is a registered callback: an instrument's own (i64 or f64
+// with its instrument) or a multi-instrument one (multi with the
+// instruments it may observe).
+type callbackReg struct {
+	embedded.Registration
+	p      *MeterProvider
+	i64    metric.Int64Callback
+	i64Obs *int64Observable
+	f64    metric.Float64Callback
+	f64Obs *float64Observable
+	multi  metric.Callback
+	allow  map[*observable]bool
+}
+
+var errForeign = errors.New("otel: observable instrument not created by this package's MeterProvider")
+
+// RegisterCallback registers f, called by each Collect, which may observe
+// the instruments given (observations of others are reported and
+// dropped).
+func (m *Meter) RegisterCallback(f metric.Callback, insts ...metric.Observable) (metric.Registration, error) {
+	r := &callbackReg{multi: f, allow: map[*observable]bool{}}
+	for _, o := range insts {
+		switch x := o.(type) {
+		case *int64Observable:
+			if x.o == nil {
+				continue // its creation failed
+			}
+			r.allow[x.o] = true
+		case *float64Observable:
+			if x.o == nil {
+				continue
+			}
+			r.allow[x.o] = true
+		default:
+			return noopReg{}, fmt.Errorf("%w: %T", errForeign, o)
+		}
+	}
+	if len(r.allow) == 0 || f == nil {
+		return noopReg{}, nil
+	}
+	m.p.addCallback(r)
+	return r, nil
+}
+
+// Unregister removes the callback; idempotent.
+func (r *callbackReg) Unregister() error {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cbs = slices.DeleteFunc(p.cbs, func(x *callbackReg) bool { return x == r })
+	return nil
+}
+
+func (p *MeterProvider) addCallback(r *callbackReg) {
+	r.p = p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.shutdown {
+		p.cbs = append(p.cbs, r)
+	}
+}
+
+type noopReg struct{ embedded.Registration }
+
+func (noopReg) Unregister() error { return nil }
+
+// observer is what a callback observes through, valid during Collect.
+type observer struct {
+	embedded.Observer
+	embedded.Int64Observer
+	embedded.Float64Observer
+	r   *callbackReg
+	err error
+}
+
+func (ob *observer) ObserveFloat64(o metric.Float64Observable, v float64, opts ...metric.ObserveOption) {
+	x, ok := o.(*float64Observable)
+	if !ok || x.o == nil || !ob.r.allow[x.o] {
+		ob.err = errors.Join(ob.err, fmt.Errorf("otel: a callback observed an instrument (%T) it was not registered with: dropped", o))
+		return
+	}
+	set := metric.NewObserveConfig(opts).Attributes()
+	x.o.observe(set, v)
+}
+
+func (ob *observer) ObserveInt64(o metric.Int64Observable, v int64, opts ...metric.ObserveOption) {
+	x, ok := o.(*int64Observable)
+	if !ok || x.o == nil || !ob.r.allow[x.o] {
+		ob.err = errors.Join(ob.err, fmt.Errorf("otel: a callback observed an instrument (%T) it was not registered with: dropped", o))
+		return
+	}
+	set := metric.NewObserveConfig(opts).Attributes()
+	x.o.observe(set, float64(v))
+}
+
+type int64Obs struct {
+	embedded.Int64Observer
+	o *observable
+}
+
+func (ob int64Obs) Observe(v int64, opts ...metric.ObserveOption) {
+	set := metric.NewObserveConfig(opts).Attributes()
+	ob.o.observe(set, float64(v))
+}
+
+type float64Obs struct {
+	embedded.Float64Observer
+	o *observable
+}
+
+func (ob float64Obs) Observe(v float64, opts ...metric.ObserveOption) {
+	set := metric.NewObserveConfig(opts).Attributes()
+	ob.o.observe(set, v)
+}
+
+// Collect runs every registered callback, in registration order, and
+// records what they observe: an observable gauge's value as its last
+// value, an observable counter's or up-down counter's cumulative value as
+// the difference from the previous one observed for the attribute set.
+// zerostat's exporters read the views without running callbacks: call
+// Collect before each snapshot (or on a ticker) to refresh observable
+// instruments. Callback errors are joined and returned; every callback
+// runs. Safe for concurrent use: concurrent Collects are serialised.
+func (p *MeterProvider) Collect(ctx context.Context) error {
+	p.collectMu.Lock()
+	defer p.collectMu.Unlock()
+	p.mu.Lock()
+	cbs := slices.Clone(p.cbs)
+	p.mu.Unlock()
+	var errs []error
+	for _, r := range cbs {
+		var err error
+		switch {
+		case r.i64 != nil:
+			err = r.i64(ctx, int64Obs{o: r.i64Obs.o})
+		case r.f64 != nil:
+			err = r.f64(ctx, float64Obs{o: r.f64Obs.o})
+		default:
+			ob := &observer{r: r}
+			err = errors.Join(r.multi(ctx, ob), ob.err)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

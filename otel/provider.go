@@ -1,0 +1,221 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/zerostat/zerostat/view"
+)
+
+// DefaultCardinalityLimit is the OTel SDK's default cardinality limit: an
+// instrument keeps up to 1999 attribute sets and aggregates the records of
+// any further set into one overflow point tagged otel.metric.overflow=true
+// (the limit counts that point, as the SDK's does).
+const DefaultCardinalityLimit = 2000
+
+// DefaultBoundaries are the OTel SDK's explicit bucket boundaries for a
+// histogram without advisory boundaries.
+var DefaultBoundaries = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}
+
+// Option configures a MeterProvider. Options are read once, by
+// NewMeterProvider.
+type Option func(*config)
+
+type config struct {
+	limit  int
+	prefix string
+	keys   map[string][]attribute.Key
+}
+
+// WithCardinalityLimit sets the cardinality limit of every instrument, the
+// overflow point included (the SDK's WithCardinalityLimit); n <= 0 means no
+// limit.
+func WithCardinalityLimit(n int) Option { return func(c *config) { c.limit = n } }
+
+// WithViewPrefix puts prefix before each instrument's name to name its
+// zerostat view. View names are process-wide, OTel instrument names per
+// provider: two providers in one process need different prefixes (or
+// different instrument names), or the second's instrument fails to
+// register its view, or, defined identically, shares the first's. The
+// default is no prefix.
+func WithViewPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithAttributeKeys declares the attribute keys of the instrument named
+// instrument (its name without the view prefix). A zerostat view groups by
+// a fixed key set: without this option an instrument's keys are those of
+// its first measurement (see the package documentation). Keys may be
+// declared for instruments that do not exist yet.
+func WithAttributeKeys(instrument string, keys ...attribute.Key) Option {
+	return func(c *config) {
+		if c.keys == nil {
+			c.keys = map[string][]attribute.Key{}
+		}
+		c.keys[instrument] = append(c.keys[instrument], keys...)
+	}
+}
+
+// MeterProvider is an OpenTelemetry metric.MeterProvider whose instruments
+// record into zerostat views, read by every zerostat exporter (OTLP,
+// Prometheus, remote write, msgpack) and by view.RetrieveData. Safe for
+// concurrent use.
+type MeterProvider struct {
+	embedded.MeterProvider
+
+	cfg config
+
+	mu       sync.Mutex
+	insts    map[string]*inst // by instrument name
+	order    []*inst          // in creation order
+	meters   map[meterKey]*Meter
+	cbs      []*callbackReg
+	shutdown bool
+
+	collectMu sync.Mutex  // serialises Collect
+	down      atomic.Bool // shutdown, for lock-free readers
+}
+
+// isShutdown reports whether Shutdown was called. Cost: one atomic load
+// (Enabled calls it).
+func (p *MeterProvider) isShutdown() bool { return p.down.Load() }
+
+var (
+	noopI64Counter = noop.Int64Counter{}
+	noopI64UpDown  = noop.Int64UpDownCounter{}
+	noopI64Hist    = noop.Int64Histogram{}
+	noopI64Gauge   = noop.Int64Gauge{}
+	noopF64Counter = noop.Float64Counter{}
+	noopF64UpDown  = noop.Float64UpDownCounter{}
+	noopF64Hist    = noop.Float64Histogram{}
+	noopF64Gauge   = noop.Float64Gauge{}
+)
+
+var _ metric.MeterProvider = (*MeterProvider)(nil)
+
+type meterKey struct{ name, version, schema string }
+
+// NewMeterProvider returns a provider configured by opts. Set-up cost.
+func NewMeterProvider(opts ...Option) *MeterProvider {
+	p := &MeterProvider{
+		cfg:    config{limit: DefaultCardinalityLimit},
+		insts:  map[string]*inst{},
+		meters: map[meterKey]*Meter{},
+	}
+	for _, o := range opts {
+		o(&p.cfg)
+	}
+	return p
+}
+
+// Meter returns the Meter of the instrumentation scope name. zerostat's
+// exporters have no scopes: instruments of every meter of one provider
+// share its view namespace, and asking two meters for one instrument name
+// returns the same instrument (an error if they differ in kind, unit,
+// description or boundaries). Safe for concurrent use.
+func (p *MeterProvider) Meter(name string, opts ...metric.MeterOption) metric.Meter {
+	cfg := metric.NewMeterConfig(opts...)
+	k := meterKey{name, cfg.InstrumentationVersion(), cfg.SchemaURL()}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m, ok := p.meters[k]; ok {
+		return m
+	}
+	m := &Meter{p: p, scope: name}
+	p.meters[k] = m
+	return m
+}
+
+// ViewName returns the name of the zerostat view of instrument name.
+func (p *MeterProvider) ViewName(name string) string { return p.cfg.prefix + name }
+
+// ErrShutdown is returned by instrument creation after Shutdown.
+var ErrShutdown = errors.New("otel: the MeterProvider is shut down")
+
+// Shutdown unregisters the provider's views (each goes to the view
+// exporters a last time) and its callbacks; instruments then drop their
+// measurements. Safe for concurrent use; later calls do nothing.
+func (p *MeterProvider) Shutdown(context.Context) error {
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return nil
+	}
+	p.shutdown = true
+	p.down.Store(true)
+	insts := slices.Clone(p.order)
+	p.cbs = nil
+	p.mu.Unlock()
+	for _, i := range insts {
+		i.close()
+	}
+	return nil
+}
+
+// instrument returns the instrument named name, creating it as spec says.
+func (p *MeterProvider) instrument(spec instSpec) (*inst, error) {
+	if err := validName(spec.name); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shutdown {
+		return nil, ErrShutdown
+	}
+	if i, ok := p.insts[spec.name]; ok {
+		if !i.spec.same(&spec) {
+			return nil, fmt.Errorf("otel: instrument %q: already created as %s %q %q %v; cannot create it as %s %q %q %v",
+				spec.name, i.spec.kind, i.spec.unit, i.spec.desc, i.spec.bounds, spec.kind, spec.unit, spec.desc, spec.bounds)
+		}
+		return i, nil
+	}
+	i := newInst(p, spec)
+	p.insts[spec.name] = i
+	p.order = append(p.order, i)
+	return i, nil
+}
+
+// validName applies OTel's instrument name syntax: an ASCII letter, then
+// up to 254 ASCII letters, digits, '_', '.', '-' or '/'.
+func validName(name string) error {
+	if name == "" {
+		return errors.New("otel: instrument name is empty")
+	}
+	if len(name) > 255 {
+		return fmt.Errorf("otel: instrument name %.40q... is %d bytes, longer than 255", name, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if i == 0 && !letter {
+			return fmt.Errorf("otel: instrument name %q must start with an ASCII letter", name)
+		}
+		if !letter && !(c >= '0' && c <= '9') && c != '_' && c != '.' && c != '-' && c != '/' {
+			return fmt.Errorf("otel: instrument name %q: byte %q at %d is not a letter, digit, '_', '.', '-' or '/'", name, c, i)
+		}
+	}
+	return nil
+}
+
+// Views returns the zerostat views the provider's instruments registered
+// so far (an instrument registers its view with its first measurement), in
+// instrument creation order. Safe for concurrent use.
+func (p *MeterProvider) Views() []*view.View {
+	p.mu.Lock()
+	insts := slices.Clone(p.order)
+	p.mu.Unlock()
+	var vs []*view.View
+	for _, i := range insts {
+		if v := i.registered(); v != nil {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package runmetrics
+
+// ProcessMetrics is empty outside Linux.
+var ProcessMetrics []Metric
+
+type procValues struct{}
+
+func (p *procValues) value(string) float64 { return 0 }
+
+func readProc(*procValues) error { return nil }

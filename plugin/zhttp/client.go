@@ -1,0 +1,130 @@
+package zhttp
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
+)
+
+// Transport is an http.RoundTripper that records ochttp's client measures
+// and the OpenTelemetry HTTP client measure for each request: the latency
+// runs until the response body is read to its end or closed (or the
+// round trip fails). Safe for concurrent use.
+type Transport struct {
+	// Base makes the requests; nil: http.DefaultTransport.
+	Base http.RoundTripper
+}
+
+// NewTransport returns a Transport over base (nil: http.DefaultTransport).
+func NewTransport(base http.RoundTripper) *Transport { return &Transport{Base: base} }
+
+// RoundTrip makes the request with Base and records it. Cost: one
+// allocation (the response body's wrapper, which the caller holds) plus
+// two tagged records; a failed round trip records with status 500, as
+// ochttp does, and the OpenTelemetry error.type "_OTHER".
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	method := methodOf(req.Method)
+	_ = stats.RecordWithTags(req.Context(), []tag.Mutator{tag.Upsert(KeyClientMethod, method), tag.Upsert(Method, method)},
+		ClientRequestCount.M(1))
+	start := time.Now()
+	var sent int64 = -1
+	if req.Body != nil {
+		sent = max(req.ContentLength, 0)
+	} else if req.ContentLength > 0 {
+		sent = req.ContentLength
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		recordClient(req, method, start, sent, 0, 0, http.StatusInternalServerError, "_OTHER")
+		return resp, err
+	}
+	var cl int64
+	if req.Method != http.MethodHead {
+		cl = resp.ContentLength
+	}
+	if resp.Body == nil || resp.Body == http.NoBody {
+		recordClient(req, method, start, sent, 0, cl, resp.StatusCode, "")
+		return resp, nil
+	}
+	resp.Body = &trackedBody{body: resp.Body, req: req, method: method, start: start, sent: sent, cl: cl, status: resp.StatusCode}
+	return resp, nil
+}
+
+func recordClient(req *http.Request, method string, start time.Time, sent, read, cl int64, status int, errType string) {
+	elapsed := time.Since(start)
+	received := read
+	if read == 0 && cl > 0 {
+		received = cl
+	}
+	code := statusText(status)
+	otelCode := code
+	if errType != "" {
+		otelCode = ""
+	}
+	ms := float64(elapsed) / float64(time.Millisecond)
+	m := [...]stats.Measurement{
+		ClientSentBytes.M(max(sent, 0)), ClientReceivedBytes.M(received), ClientRoundtripLatency.M(ms),
+		ClientLatency.M(ms), ClientResponseBytes.M(read), ClientDuration.M(elapsed.Seconds()), ClientRequestBytes.M(sent),
+	}
+	n := len(m)
+	if sent < 0 {
+		n-- // as ochttp: no request_bytes without a body
+	}
+	_ = stats.RecordWithTags(req.Context(), []tag.Mutator{
+		tag.Upsert(KeyClientMethod, method), tag.Upsert(Method, method),
+		tag.Upsert(StatusCode, code), tag.Upsert(KeyClientStatus, code),
+		tag.Upsert(KeyRequestMethod, method), tag.Upsert(KeyStatusCode, otelCode),
+		tag.Upsert(KeyServerAddress, req.URL.Hostname()), tag.Upsert(KeyErrorType, errType),
+	}, m[:n]...)
+}
+
+// trackedBody counts the bytes of a response body and records the
+// request once, at its end (EOF, a read error or Close, whichever comes
+// first). Safe for the concurrent use an http.Response.Body allows (a Read
+// and a Close from different goroutines).
+type trackedBody struct {
+	body   io.ReadCloser
+	req    *http.Request
+	method string
+	start  time.Time
+	sent   int64
+	cl     int64
+	status int
+	mu     sync.Mutex
+	read   int64
+	done   bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	b.mu.Lock()
+	b.read += int64(n)
+	b.mu.Unlock()
+	if err != nil {
+		b.end()
+	}
+	return n, err
+}
+
+func (b *trackedBody) Close() error {
+	b.end()
+	return b.body.Close()
+}
+
+func (b *trackedBody) end() {
+	b.mu.Lock()
+	done, read := b.done, b.read
+	b.done = true
+	b.mu.Unlock()
+	if !done {
+		recordClient(b.req, b.method, b.start, b.sent, read, b.cl, b.status, "")
+	}
+}

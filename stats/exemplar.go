@@ -1,0 +1,110 @@
+package stats
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/tag"
+)
+
+// AttachmentKeySpanContext is the attachment key of the span a value was
+// recorded in (OpenCensus's metricdata.AttachmentKeySpanContext).
+const AttachmentKeySpanContext = "SpanContext"
+
+// SpanContext identifies the span a value was recorded in: the value of
+// the AttachmentKeySpanContext attachment that RecordWithOptions adds when
+// SetSpanContextFunc is set and the context carries a span. zerostat's
+// exporters write it as the exemplar's trace_id and span_id (OpenMetrics)
+// or traceId and spanId (OTLP).
+type SpanContext struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+}
+
+var spanFunc atomic.Pointer[func(context.Context) (SpanContext, bool)]
+
+// SetSpanContextFunc sets how RecordWithOptions finds the span of a
+// context (zerostat has no tracer of its own, and no dependency on one);
+// nil stops looking. With OpenTelemetry, for instance:
+//
+//	stats.SetSpanContextFunc(func(ctx context.Context) (stats.SpanContext, bool) {
+//		sc := trace.SpanContextFromContext(ctx)
+//		return stats.SpanContext{TraceID: sc.TraceID(), SpanID: sc.SpanID()}, sc.IsValid()
+//	})
+//
+// Once set, every RecordWithOptions calls f (Record and RecordWithTags
+// never do: they stay the 0-allocation path), and a record whose context
+// has a span is recorded with a SpanContext attachment (added to a copy of
+// the WithAttachments map, if any, unless it has one), which costs what
+// WithAttachments costs plus the map. Safe for concurrent use.
+func SetSpanContextFunc(f func(context.Context) (SpanContext, bool)) {
+	if f == nil {
+		spanFunc.Store(nil)
+		return
+	}
+	spanFunc.Store(&f)
+}
+
+// withSpan returns att with the context's span added (a copy), or att.
+func withSpan(ctx context.Context, att map[string]interface{}) map[string]interface{} {
+	f := spanFunc.Load()
+	if f == nil || ctx == nil {
+		return att
+	}
+	if _, ok := att[AttachmentKeySpanContext]; ok {
+		return att
+	}
+	sc, ok := (*f)(ctx)
+	if !ok {
+		return att
+	}
+	next := make(map[string]interface{}, len(att)+1)
+	for k, v := range att {
+		next[k] = v
+	}
+	next[AttachmentKeySpanContext] = sc
+	return next
+}
+
+// recordExemplars is RecordWithOptions with attachments or a span
+// context: it records as RecordWithTags does, and keeps an exemplar of
+// each measurement in its distribution views.
+func recordExemplars(ctx context.Context, muts []tag.Mutator, ms []Measurement, att map[string]interface{}) error {
+	for i := range muts {
+		if err := (*core.Mutator)(&muts[i]).Err(); err != nil {
+			return err
+		}
+	}
+	if att = withSpan(ctx, att); att == nil {
+		return RecordWithTags(ctx, muts, ms...)
+	}
+	var tm *core.TagMap
+	loaded := false
+	now := time.Now().UnixNano()
+	for _, m := range ms {
+		if m.desc == nil {
+			continue
+		}
+		subs := m.desc.Subscribers()
+		if subs == nil {
+			continue
+		}
+		if !loaded {
+			tctx := ctx
+			if len(muts) > 0 {
+				var err error
+				if tctx, err = tag.New(ctx, muts...); err != nil {
+					return err
+				}
+			}
+			tm, loaded = core.FromContext(tctx), true
+		}
+		ex := &core.Exemplar{Value: m.v, Time: now, Attachments: att}
+		for _, a := range subs {
+			a.RecordMapExemplar(tm, m.v, ex)
+		}
+	}
+	return nil
+}
