@@ -26,6 +26,10 @@ const (
 	plotHeight  = 56
 	labelHeight = 14
 	minChart    = 180
+	// maxChart caps a chart's width: a distribution of many buckets (Go's
+	// runtime histograms have dozens) gets narrower bars, not a page wider
+	// than the screen.
+	maxChart = 480
 	// charWidth is about the width of a character of the 9 px label font.
 	charWidth = 5.5
 )
@@ -64,6 +68,10 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 func barChart(b []float64, d *view.DistributionData) chart {
 	n := len(d.CountPerBucket)
 	step := float64(barWidth + barGap)
+	if w := 2*chartPad + float64(n)*step; w > maxChart {
+		step = (maxChart - 2*chartPad) / float64(n)
+	}
+	barW := step * barWidth / (barWidth + barGap)
 	c := chart{PlotH: plotHeight, H: plotHeight + labelHeight}
 	c.W = max(minChart, int(2*chartPad+float64(n)*step))
 	var peak int64
@@ -82,7 +90,7 @@ func barChart(b []float64, d *view.DistributionData) chart {
 			pct = 100 * float64(v) / float64(d.Count)
 		}
 		c.Bars[i] = bar{
-			X: round1(x), Y: round1(plotHeight - h), W: barWidth, H: h, Zero: v == 0,
+			X: round1(x), Y: round1(plotHeight - h), W: round1(barW), H: h, Zero: v == 0,
 			Title: bucketRange(b, i) + ": " + strconv.FormatInt(v, 10) + " (" + strconv.FormatFloat(pct, 'f', 1, 64) + "%)",
 		}
 	}
@@ -97,7 +105,7 @@ func barChart(b []float64, d *view.DistributionData) chart {
 	every := max(1, int(math.Ceil((float64(widest)*charWidth+3)/step)))
 	for i, l := range labels {
 		if i%every == 0 {
-			c.Ticks = append(c.Ticks, tick{X: round1(chartPad + float64(i+1)*step - barGap/2.0), Text: l})
+			c.Ticks = append(c.Ticks, tick{X: round1(chartPad + float64(i+1)*step - (step-barW)/2), Text: l})
 		}
 	}
 	if d.Count > 0 {
@@ -106,7 +114,7 @@ func barChart(b []float64, d *view.DistributionData) chart {
 			name string
 		}{{0.5, "p50"}, {0.99, "p99"}} {
 			v := quantile(b, d, q.q)
-			c.Marks = append(c.Marks, mark{X: round1(position(b, d, v, step)), Class: q.name, Title: q.name + " ≈ " + formatFloat(v)})
+			c.Marks = append(c.Marks, mark{X: round1(position(b, d, v, step, barW)), Class: q.name, Title: q.name + " ≈ " + formatFloat(v)})
 		}
 	}
 	c.Caption = "histogram of " + strconv.Itoa(n) + " buckets, " + strconv.FormatInt(d.Count, 10) + " values"
@@ -116,7 +124,7 @@ func barChart(b []float64, d *view.DistributionData) chart {
 // position maps a value to the chart's x: its bucket's bar, and within the
 // bar in proportion to where it lies between the bucket's edges (clamped
 // to min and max as in quantile).
-func position(b []float64, d *view.DistributionData, v, step float64) float64 {
+func position(b []float64, d *view.DistributionData, v, step, barW float64) float64 {
 	i := 0
 	for i < len(b) && v >= b[i] {
 		i++
@@ -132,7 +140,7 @@ func position(b []float64, d *view.DistributionData, v, step float64) float64 {
 	if hi > lo {
 		frac = math.Min(1, math.Max(0, (v-lo)/(hi-lo)))
 	}
-	return chartPad + float64(i)*step + frac*barWidth
+	return chartPad + float64(i)*step + frac*barW
 }
 
 // bucketRange names bucket i of bounds b: "< b0", "[b0, b1)", "≥ bn".

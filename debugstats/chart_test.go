@@ -120,3 +120,25 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestChartOfManyBucketsFits: a distribution of many buckets (Go's runtime
+// histograms have dozens) gets narrower bars within maxChart, not a chart
+// wider than the page (the demo's /debug/stats was 1,339 px wide at a
+// 1,200 px viewport).
+func TestChartOfManyBucketsFits(t *testing.T) {
+	bounds := make([]float64, 159)
+	counts := make([]int64, 160)
+	for i := range bounds {
+		bounds[i] = float64(i + 1)
+		counts[i] = int64(i % 7)
+	}
+	d := &view.DistributionData{Count: 1, Min: 1, Max: 100, CountPerBucket: counts}
+	c := barChart(bounds, d)
+	if c.W > maxChart {
+		t.Errorf("chart %d px wide; want at most %d", c.W, maxChart)
+	}
+	last := c.Bars[len(c.Bars)-1]
+	if last.X+last.W > float64(c.W) || last.W <= 0 {
+		t.Errorf("last bar at %v+%v in a chart of %d px", last.X, last.W, c.W)
+	}
+}
