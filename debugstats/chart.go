@@ -29,7 +29,7 @@ const (
 	// maxChart caps a chart's width: a distribution of many buckets (Go's
 	// runtime histograms have dozens) gets narrower bars, not a page wider
 	// than the screen.
-	maxChart = 480
+	maxChart = 220
 	// charWidth is about the width of a character of the 9 px label font.
 	charWidth = 5.5
 )
