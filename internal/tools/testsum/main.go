@@ -68,6 +68,9 @@ func main() {
 				strings.HasPrefix(e.Output, "panic:") || strings.HasPrefix(e.Output, "# ") {
 				fmt.Fprint(w, e.Output)
 			}
+		case e.Test == "" && (e.Action == "skip" || e.Action == "pass"):
+			// A package's own end: "skip" means it has no test files,
+			// which is not a skipped test.
 		case e.Test == "" && e.Action == "fail":
 			c.failed = true
 			for _, o := range c.out {
