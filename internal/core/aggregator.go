@@ -67,6 +67,12 @@ type Aggregator struct {
 	sealSeq atomic.Uint64
 	marks   []weak.Pointer[ReaderMark]
 	evicted atomic.Uint64
+	// exactSums is set while a Sum aggregator has a delta reader: records
+	// then keep their additions' rounding errors (see addFloat), which
+	// only a delta needs. A reader's first read covers the series' whole
+	// life anyway, so errors from before it registered are not missed by
+	// any interval it reads.
+	exactSums atomic.Bool
 	// firstFree is when the first series was freed (Unix nanoseconds, 0:
 	// never): a series created since may hold tags a freed one had (see
 	// Series.AfterFree).
@@ -200,7 +206,9 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if !s.tryAdd(v) {
+		if a.exactSums.Load() {
+			s.addKeepingErr(v, slot)
+		} else if !s.tryAdd(v) {
 			s.add(v, slot)
 		}
 		return

@@ -22,10 +22,11 @@ type Series struct {
 	word    atomic.Uint64 // Count, Sum, LastValue
 	hash    uint64
 	start   int64 // creation time, Unix nanoseconds
-	// dist is the first word of the distribution cell (Distribution only)
-	// and vids the first of the interned tag value ids in key-name order
-	// (0 for an absent key): bare pointers, the aggregator knows their
-	// lengths, so a counter series takes 64 bytes.
+	// dist is the first word of the distribution cell (Distribution), or
+	// the word of word's rounding errors (Sum, see addFloat); vids the
+	// first of the interned tag value ids in key-name order (0 for an
+	// absent key): bare pointers, the aggregator knows their lengths, so a
+	// counter series takes 64 bytes (a Sum series 8 more).
 	dist     *uint64
 	vids     *uint32
 	id       uint32 // index within the aggregator, reused once the series is freed
@@ -65,18 +66,40 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		}
 		s.vids = &vids[0]
 	}
-	if a.kind == KindDistribution {
+	switch a.kind {
+	case KindDistribution:
 		s.dist = &newDistCells(1, len(a.bounds)+1)[0][0]
+	case KindSum:
+		s.dist = new(uint64)
 	}
-	s.addTo(&s.word, s.distCell(), v)
+	s.addTo(&s.word, s.errTo(s.errWord()), s.distCell(), v)
 	return s
 }
 
 func (s *Series) distCell() distCell {
-	if s.dist == nil {
+	if s.agg.kind != KindDistribution {
 		return nil
 	}
 	return unsafe.Slice(s.dist, dBuckets+len(s.agg.bounds)+1)
+}
+
+// errWord returns the rounding-error word of a Sum series' own cell (nil
+// for other kinds): a float64 updated atomically, as the cells are.
+func (s *Series) errWord() *atomic.Uint64 {
+	if s.agg.kind != KindSum {
+		return nil
+	}
+	return (*atomic.Uint64)(unsafe.Pointer(s.dist))
+}
+
+// errTo returns where an addition to a Sum cell keeps its rounding error:
+// w, while the aggregator has a delta reader (which needs it, see
+// Aggregator.exactSums), else nil (not kept).
+func (s *Series) errTo(w *atomic.Uint64) *atomic.Uint64 {
+	if !s.agg.exactSums.Load() {
+		return nil
+	}
+	return w
 }
 
 // Start returns when the series was created.
@@ -125,6 +148,9 @@ func (s *Series) tryAdd(v float64) bool {
 	case KindCount:
 		n = old + 1
 	case KindSum:
+		// The callers take add instead while the aggregator keeps
+		// rounding errors (Aggregator.exactSums): tryAdd must stay small
+		// enough to inline.
 		n = math.Float64bits(math.Float64frombits(old) + v)
 	default:
 		return false
@@ -132,6 +158,23 @@ func (s *Series) tryAdd(v float64) bool {
 	// n is never sealedWord: IEEE addition never yields a signalling NaN,
 	// and a count would need 2^62 records (see sealedWord).
 	return old != sealedWord && s.word.CompareAndSwap(old, n)
+}
+
+// addKeepingErr is add for a series of an aggregator that keeps rounding
+// errors (exactSums: a Sum with a delta reader), with tryAdd's shortcut
+// for an unstriped, unsealed series: one compare-and-swap of the sum, and
+// one of its error word when the addition rounded (addErr).
+func (s *Series) addKeepingErr(v float64, slot *atomic.Pointer[Series]) {
+	if s.stripes.Load() == nil && s.fast == KindSum {
+		old := s.word.Load()
+		f := math.Float64frombits(old)
+		sum := f + v
+		if old != sealedWord && s.word.CompareAndSwap(old, math.Float64bits(sum)) {
+			addErr((*atomic.Uint64)(unsafe.Pointer(s.dist)), twoSumErr(f, v, sum))
+			return
+		}
+	}
+	s.add(v, slot)
 }
 
 // add records v. Cost for an uncontended series: one compare-and-swap
@@ -152,7 +195,7 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 			if st.dists != nil {
 				r = st.dists[p].add(s.agg.bounds, v)
 			} else {
-				r = s.addTo(&st.words[p*wordsPerLine], nil, v)
+				r = s.addTo(&st.words[p*wordsPerLine], s.errTo(&st.words[p*wordsPerLine+1]), nil, v)
 			}
 		}
 		if r == addSealed {
@@ -160,7 +203,7 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		}
 		return
 	}
-	switch s.addTo(&s.word, s.distCell(), v) {
+	switch s.addTo(&s.word, s.errTo(s.errWord()), s.distCell(), v) {
 	case addContended:
 		s.inflate()
 	case addSealed:
@@ -183,13 +226,14 @@ const (
 // 2^62 records to reach it.
 const sealedWord = 0x7FF0_0000_0000_0BAD
 
-// addTo records v into one cell (w, or d for a distribution).
-func (s *Series) addTo(w *atomic.Uint64, d distCell, v float64) addResult {
+// addTo records v into one cell (w, with e its rounding-error word for a
+// Sum, or d for a distribution).
+func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 	switch s.agg.kind {
 	case KindCount:
 		return addInt(w, 1)
 	case KindSum:
-		return addFloat(w, v)
+		return addFloat(w, e, v)
 	case KindLastValue:
 		return setLast(w, v)
 	}
@@ -217,27 +261,55 @@ func addIntSlow(p *atomic.Uint64, d uint64) addResult {
 	}
 }
 
-func addFloat(p *atomic.Uint64, d float64) addResult {
+// addFloat adds d to the sum in p, and the addition's rounding error (if
+// any) to e: p keeps OpenCensus's bits (the values added in order, each
+// rounded), p+e the exact sum to within e's own rounding, so that a delta
+// reader can subtract two totals without their rounding (ReadSumParts).
+// The error is added after the sum, as a second atomic update of the same
+// cache line (a stripe) or of the series' error word; a reader between
+// the two sees it one read later, so the deltas still add up. Cost of an
+// inexact addition: the TwoSum (5 additions) and that update.
+func addFloat(p, e *atomic.Uint64, d float64) addResult {
 	if old := p.Load(); old != sealedWord {
-		if n := math.Float64bits(math.Float64frombits(old) + d); n != sealedWord && p.CompareAndSwap(old, n) {
+		f := math.Float64frombits(old)
+		if n := math.Float64bits(f + d); n != sealedWord && p.CompareAndSwap(old, n) {
+			addErr(e, twoSumErr(f, d, f+d))
 			return addOK
 		}
 	}
-	return addFloatSlow(p, d)
+	return addFloatSlow(p, e, d)
 }
 
-func addFloatSlow(p *atomic.Uint64, d float64) addResult {
+func addFloatSlow(p, e *atomic.Uint64, d float64) addResult {
 	for {
 		old := p.Load()
 		if old == sealedWord {
 			return addSealed
 		}
-		n := math.Float64bits(math.Float64frombits(old) + d)
+		f := math.Float64frombits(old)
+		n := math.Float64bits(f + d)
 		if n == sealedWord { // not produced by IEEE arithmetic; kept out anyway
 			n = qNaN
 		}
 		if p.CompareAndSwap(old, n) {
+			addErr(e, twoSumErr(f, d, f+d))
 			return addContended
+		}
+	}
+}
+
+// addErr adds a rounding error x to the error word e (nil: errors are not
+// kept). Exact additions (x = 0) cost nothing; a non-finite x (the sum
+// overflowed, or a NaN or an infinity was recorded) is not kept: the sum
+// is then non-finite for good and its error means nothing.
+func addErr(e *atomic.Uint64, x float64) {
+	if e == nil || x == 0 || x-x != 0 {
+		return
+	}
+	for {
+		old := e.Load()
+		if e.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+			return
 		}
 	}
 }
@@ -304,6 +376,56 @@ func (s *Series) ReadCount() int64 {
 	}
 }
 
+// ReadSumParts returns a Sum series' value as ReadSum does (hi) and the
+// rounding errors of the additions that made it (lo): hi+lo is the exact
+// sum of what was recorded, to within lo's own rounding. A delta reader
+// subtracts hi and lo apart, so that an interval's sum keeps its own
+// precision after a long history of large values. lo is 0 when hi is not
+// finite.
+func (s *Series) ReadSumParts() (hi, lo float64) {
+	for {
+		w := s.word.Load()
+		st := s.stripes.Load()
+		if total, ok := s.sealedTotal(st); ok {
+			ss := st.seal
+			hi, lo = math.Float64frombits(ss.words[0]), loadFloat(s.errWord())
+			for i, w := range ss.words[1:] {
+				hi, lo = addPart(hi, lo, math.Float64frombits(w), &ss.orig.words[i*wordsPerLine+1])
+			}
+			return math.Float64frombits(total), finiteLo(hi, lo)
+		}
+		ok := w != sealedWord
+		hi, lo = math.Float64frombits(w), loadFloat(s.errWord())
+		if st != nil {
+			for p := 0; ok && p <= st.mask; p++ {
+				w := st.words[p*wordsPerLine].Load()
+				ok = w != sealedWord
+				hi, lo = addPart(hi, lo, math.Float64frombits(w), &st.words[p*wordsPerLine+1])
+			}
+		}
+		if ok {
+			return hi, finiteLo(hi, lo)
+		}
+		s.agg.waitSeal()
+	}
+}
+
+// addPart adds a stripe's sum f and error word e to hi, lo, keeping the
+// rounding of hi+f in lo.
+func addPart(hi, lo, f float64, e *atomic.Uint64) (float64, float64) {
+	n := hi + f
+	return n, lo + twoSumErr(hi, f, n) + loadFloat(e)
+}
+
+func loadFloat(e *atomic.Uint64) float64 { return math.Float64frombits(e.Load()) }
+
+func finiteLo(hi, lo float64) float64 {
+	if hi-hi != 0 || lo-lo != 0 {
+		return 0
+	}
+	return lo
+}
+
 // ReadSum returns a Sum series' value.
 func (s *Series) ReadSum() float64 {
 	for {
@@ -340,4 +462,10 @@ func (s *Series) ReadLast() float64 {
 		}
 		s.agg.waitSeal()
 	}
+}
+
+// Striped reports whether s has grown one cell per P (see Series).
+func (s *Series) Striped() bool {
+	st := s.stripes.Load()
+	return st != nil && (st.seal == nil || st.seal.orig != nil)
 }

@@ -122,8 +122,11 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 	v := t.views[a]
 	if v == nil {
 		v = &View{agg: a, evict: uint64(t.evictAfter), stride: 2, born: t.cycle}
-		if a.Kind() == core.KindDistribution {
+		switch a.Kind() {
+		case core.KindDistribution:
 			v.stride = 1 + distFixed + len(a.Bounds()) + 1
+		case core.KindSum:
+			v.stride = 3 // the total and its rounding errors (core.Series.ReadSumParts)
 		}
 		t.views[a] = v
 	}
@@ -208,8 +211,8 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		out.Count, prev[0] = c-prev[0], c
 		changed, say = out.Count != 0, out.Count != 0
 	case core.KindSum:
-		v := s.ReadSum()
-		changed = math.Float64bits(v) != prev[0]
+		v, lo := s.ReadSumParts()
+		changed = math.Float64bits(v) != prev[0] || math.Float64bits(lo) != prev[1]
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			// A non-finite total absorbs every later record (Inf+x = Inf),
 			// so a change cannot be seen and an interval's sum cannot be
@@ -220,10 +223,14 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 			out.Sum, say = v, changed
 			changed = true
 		} else {
-			out.Sum = v - math.Float64frombits(prev[0])
-			say = out.Sum != 0
+			// The totals' difference is exact when they are within a
+			// factor of 2 (Sterbenz), and their rounding errors are
+			// subtracted apart: the interval's sum is not lost in the
+			// rounding of a large total.
+			out.Sum = (v - math.Float64frombits(prev[0])) + (lo - math.Float64frombits(prev[1]))
+			say = changed && out.Sum != 0
 		}
-		prev[0] = math.Float64bits(v)
+		prev[0], prev[1] = math.Float64bits(v), math.Float64bits(lo)
 	case core.KindLastValue:
 		// A last value is a state, not a change: it is always sent and
 		// never idle, so a constant gauge (build_info 1) is never evicted.
