@@ -42,15 +42,7 @@ func BenchmarkSum2Tags_Float(b *testing.B) {
 			ctx := benchCtx(b, ks)
 			stats.Record(ctx, m.M(0.1))
 			if delta {
-				e, err := exporter.New(exporter.FuncSink(func(context.Context, exporter.Payload) error { return nil }),
-					exporter.Options{Temporality: wire.Delta})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := e.Export(context.Background()); err != nil { // registers its delta reader
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { e.Stop(context.Background()) })
+				withDeltaReader(b)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
@@ -62,4 +54,38 @@ func BenchmarkSum2Tags_Float(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHistogram2Tags_Delta is Histogram2Tags with a delta exporter
+// reading the view: each record also keeps the sum's rounding error and
+// the sum of squares (internal/core's distCell.add), which exact delta
+// statistics need.
+func BenchmarkHistogram2Tags_Delta(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.Distribution(benchBounds...), ks...)
+	ctx := benchCtx(b, ks)
+	stats.Record(ctx, bv.m.M(1))
+	withDeltaReader(b)
+	b.ReportAllocs()
+	var v int64
+	for b.Loop() {
+		v = (v + 7919) & 65535 // as Histogram2Tags
+		stats.Record(ctx, bv.m.M(v))
+	}
+	bv.expect(b, float64(b.N+1))
+}
+
+// withDeltaReader starts a delta exporter and exports once, which makes it
+// a delta reader of every registered view, until the benchmark ends.
+func withDeltaReader(b *testing.B) {
+	b.Helper()
+	e, err := exporter.New(exporter.FuncSink(func(context.Context, exporter.Payload) error { return nil }),
+		exporter.Options{Temporality: wire.Delta})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Stop(context.Background()) })
 }

@@ -67,12 +67,13 @@ type Aggregator struct {
 	sealSeq atomic.Uint64
 	marks   []weak.Pointer[ReaderMark]
 	evicted atomic.Uint64
-	// exactSums is set while a Sum aggregator has a delta reader: records
-	// then keep their additions' rounding errors (see addFloat), which
+	// keepErrs is set while a Sum or Distribution aggregator has a delta
+	// reader: records then keep their additions' rounding errors and a
+	// distribution's sum of squares (see addFloat, distCell.add), which
 	// only a delta needs. A reader's first read covers the series' whole
-	// life anyway, so errors from before it registered are not missed by
-	// any interval it reads.
-	exactSums atomic.Bool
+	// life anyway, and every later one subtracts values both kept, so no
+	// interval it reads misses what came before it registered.
+	keepErrs atomic.Bool
 	// firstFree is when the first series was freed (Unix nanoseconds, 0:
 	// never): a series created since may hold tags a freed one had (see
 	// Series.AfterFree).
@@ -206,7 +207,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if a.exactSums.Load() {
+		if a.keepErrs.Load() {
 			s.addKeepingErr(v, slot)
 		} else if !s.tryAdd(v) {
 			s.add(v, slot)

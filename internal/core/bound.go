@@ -88,7 +88,7 @@ func (b *Bound) Record(v float64) {
 	// One view over the measure, an unstriped Count or Sum series: one
 	// compare-and-swap, inlined.
 	if len(st.slots) == 1 {
-		if s := st.slots[0].Load(); s != nil && !s.agg.exactSums.Load() && s.tryAdd(v) {
+		if s := st.slots[0].Load(); s != nil && !s.agg.keepErrs.Load() && s.tryAdd(v) {
 			return
 		}
 	}

@@ -227,7 +227,7 @@ func TestMergeAndSubInvertEachOther(t *testing.T) {
 	welford := func(xs []float64) DistStats {
 		c := newDistCells(1, 1)[0]
 		for _, x := range xs {
-			c.add(nil, x)
+			c.add(nil, true, x)
 		}
 		b := make([]int64, 1)
 		return c.read(b, false)

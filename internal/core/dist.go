@@ -30,14 +30,19 @@ const (
 	dSum   = 4
 	dMin   = 5
 	dMax   = 6
-	// dSumLo and dM2Lo hold the rounding errors of the additions to dSum
-	// and dM2 (Knuth's TwoSum), so that hi+lo is their exact running
-	// total: a delta read subtracts two large totals, and hi alone would
-	// leave it only the last few bits (see Sub). Reads of the cumulative
-	// values report hi, OpenCensus's bits.
+	// dSumLo holds the rounding errors of the additions to dSum (Knuth's
+	// TwoSum), so that sum+lo is the exact running total: a delta read
+	// subtracts two large totals, and the sum alone would leave it only
+	// the last few bits (see Sub). dQ and dQLo are the sum of squares as
+	// a double-double (each square exact, TwoProd; the pair renormalised
+	// after each addition), from which Sub gets an interval's sum of
+	// squared deviations to within its own precision, however far its
+	// mean is from the history's. Reads of the cumulative values report
+	// dSum and dM2, OpenCensus's bits.
 	dSumLo   = 7
-	dM2Lo    = 8
-	dBuckets = 9 // len(bounds)+1 counts follow
+	dQ       = 8
+	dQLo     = 9
+	dBuckets = 10 // len(bounds)+1 counts follow
 
 	// dPad words separate neighbouring cells: with 8-byte alignment, the
 	// last word of a cell and the first of the next are then never in one
@@ -135,8 +140,10 @@ func (c distCell) swapLock(from, to uint32) {
 }
 
 // add records v as OpenCensus's DistributionData.addSample does and
-// reports whether the cell was contended.
-func (c distCell) add(bounds []float64, v float64) addResult {
+// reports whether the cell was contended. With keep (the aggregator has a
+// delta reader, see Aggregator.keepErrs), it also keeps the sum's rounding
+// error and the sum of squares, for Sub.
+func (c distCell) add(bounds []float64, keep bool, v float64) addResult {
 	i := bucketIndex(bounds, v)
 	r := c.lock()
 	if r == addSealed {
@@ -148,7 +155,11 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 	sum := math.Float64frombits(c[dSum])
 	ns := sum + v
 	c[dSum] = math.Float64bits(ns)
-	c[dSumLo] = math.Float64bits(math.Float64frombits(c[dSumLo]) + twoSumErr(sum, v, ns))
+	if keep {
+		c[dSumLo] = math.Float64bits(math.Float64frombits(c[dSumLo]) + twoSumErr(sum, v, ns))
+		sq := v * v
+		c.addSquares(sq, math.FMA(v, v, -sq))
+	}
 	c[dBuckets+i]++
 	if n == 1 {
 		c[dMean] = math.Float64bits(v)
@@ -158,12 +169,28 @@ func (c distCell) add(bounds []float64, v float64) addResult {
 		c[dMean] = math.Float64bits(mean)
 		m2 := math.Float64frombits(c[dM2])
 		inc := float64((v - old) * (v - mean)) // rounded: not fused into the addition
-		n2 := m2 + inc
-		c[dM2] = math.Float64bits(n2)
-		c[dM2Lo] = math.Float64bits(math.Float64frombits(c[dM2Lo]) + twoSumErr(m2, inc, n2))
+		c[dM2] = math.Float64bits(m2 + inc)
 	}
 	c.unlock()
 	return r
+}
+
+// addSquares adds x+xlo (a square and its rounding error) to the cell's
+// double-double sum of squares. Cost: 9 additions (the cell is locked).
+func (c distCell) addSquares(x, xlo float64) {
+	hi, lo := ddAdd(math.Float64frombits(c[dQ]), math.Float64frombits(c[dQLo]), x, xlo)
+	c[dQ], c[dQLo] = math.Float64bits(hi), math.Float64bits(lo)
+}
+
+// ddAdd adds two double-doubles (a value and its rounding error, |lo| <=
+// ulp(hi)/2), and returns the sum as one: TwoSum of the high parts, then
+// Fast2Sum to renormalise, so that the low part never grows and its own
+// rounding stays 2^-53 of an ulp of the total.
+func ddAdd(ahi, alo, bhi, blo float64) (hi, lo float64) {
+	s := ahi + bhi
+	e := twoSumErr(ahi, bhi, s) + (alo + blo)
+	hi = s + e
+	return hi, e - (hi - s)
 }
 
 // twoSumErr returns the rounding error of s = a + b: a + b - s exactly,
@@ -216,9 +243,10 @@ type DistStats struct {
 	Mean, M2 float64
 	Sum      float64
 	Min, Max float64
-	// SumLo and M2Lo are the rounding errors of Sum and M2 (their exact
-	// values are Sum+SumLo, M2+M2Lo), which Sub needs; 0 in its results.
-	SumLo, M2Lo float64
+	// SumLo is the rounding error of Sum (its exact value is Sum+SumLo),
+	// and Q+QLo the sum of the squares of the samples, a double-double:
+	// what Sub needs; 0 in its results.
+	SumLo, Q, QLo float64
 }
 
 // Merge combines the statistics of two disjoint sets of samples (Chan et
@@ -234,18 +262,16 @@ func Merge(a, b DistStats) DistStats {
 	d := b.Mean - a.Mean
 	fa, fb, fn := float64(a.Count), float64(b.Count), float64(n)
 	sum := a.Sum + b.Sum
-	m2 := a.M2 + b.M2
-	cross := d * d * fa * fb / fn
-	m2c := m2 + cross
+	q, qlo := ddAdd(a.Q, a.QLo, b.Q, b.QLo)
 	return DistStats{
 		Count: n,
 		Mean:  a.Mean + d*fb/fn,
-		M2:    m2c,
+		M2:    a.M2 + b.M2 + d*d*fa*fb/fn,
 		Sum:   sum,
 		Min:   math.Min(a.Min, b.Min),
 		Max:   math.Max(a.Max, b.Max),
 		SumLo: a.SumLo + b.SumLo + twoSumErr(a.Sum, b.Sum, sum),
-		M2Lo:  a.M2Lo + b.M2Lo + twoSumErr(a.M2, b.M2, m2) + twoSumErr(m2, cross, m2c),
+		Q:     q, QLo: qlo,
 	}
 }
 
@@ -265,15 +291,29 @@ func Sub(total, prefix DistStats) DistStats {
 	// from hi (exact when within a factor of 2, Sterbenz) and lo from lo,
 	// so it keeps the interval's own precision rather than the last bits
 	// of the totals.
-	sum := (total.Sum - prefix.Sum) + (total.SumLo - prefix.SumLo)
-	dm2 := (total.M2 - prefix.M2) + (total.M2Lo - prefix.M2Lo)
+	sh, sl := ddAdd(total.Sum, total.SumLo, -prefix.Sum, -prefix.SumLo)
+	sum := sh + sl
 	mean := sum / fb
-	if math.IsNaN(sum) || math.IsInf(sum, 0) { // non-finite samples: as Welford's means say
+	// The interval's squared deviations: Q - S²/n over its samples, in
+	// double-double (S² by TwoProd, the division's remainder by FMA), so
+	// that the cancellation of two close large terms leaves the interval's
+	// own precision, wherever its mean lies.
+	qh, ql := ddAdd(total.Q, total.QLo, -prefix.Q, -prefix.QLo)
+	p := sh * sh
+	plo := math.FMA(sh, sh, -p) + 2*sh*sl
+	t := p / fb
+	tlo := (math.FMA(-t, fb, p) + plo) / fb
+	mh, ml := ddAdd(qh, ql, -t, -tlo)
+	m2 := mh + ml
+	if math.IsNaN(sum) || math.IsInf(sum, 0) || math.IsNaN(m2) || math.IsInf(m2, 0) {
+		// Non-finite samples, or squares beyond float64: as Welford's
+		// means and Chan et al. say (total = prefix + interval +
+		// d²·fa·fb/fn).
 		mean = (fn*total.Mean - fa*prefix.Mean) / fb
 		sum = total.Sum - prefix.Sum
+		d := mean - prefix.Mean
+		m2 = total.M2 - prefix.M2 - d*d*fa*fb/fn
 	}
-	d := mean - prefix.Mean
-	m2 := dm2 - d*d*fa*fb/fn // Chan et al.: total = prefix + interval + d²·fa·fb/fn
 	if m2 < 0 || math.IsNaN(m2) && !math.IsNaN(total.M2) {
 		m2 = 0 // rounding; the true value is never negative
 	}
@@ -293,7 +333,8 @@ func (c distCell) read(buckets []int64, add bool) DistStats {
 		Min:   math.Float64frombits(c[dMin]),
 		Max:   math.Float64frombits(c[dMax]),
 		SumLo: math.Float64frombits(c[dSumLo]),
-		M2Lo:  math.Float64frombits(c[dM2Lo]),
+		Q:     math.Float64frombits(c[dQ]),
+		QLo:   math.Float64frombits(c[dQLo]),
 	}
 	if add {
 		for i, x := range b {
@@ -363,15 +404,19 @@ func (c distCell) addN(bounds []float64, v float64, n uint64) addResult {
 	old := c[dCount]
 	c[dCount] = old + n
 	c[dBuckets+i] += n
-	// The running sum and M2 with their rounding errors (see dSumLo), the
-	// product's own error included.
+	// The running sum with its rounding error (see dSumLo) and the sum of
+	// squares, the products' own errors included.
 	fn := float64(n)
 	x := v * fn
+	sq := v * v
+	sqlo := math.FMA(v, v, -sq)
+	q := sq * fn
 	st := Merge(DistStats{Count: int64(old), Mean: math.Float64frombits(c[dMean]), M2: math.Float64frombits(c[dM2]),
-		Sum: math.Float64frombits(c[dSum]), SumLo: math.Float64frombits(c[dSumLo]), M2Lo: math.Float64frombits(c[dM2Lo])},
-		DistStats{Count: int64(n), Mean: v, Sum: x, SumLo: math.FMA(v, fn, -x)})
+		Sum: math.Float64frombits(c[dSum]), SumLo: math.Float64frombits(c[dSumLo]),
+		Q: math.Float64frombits(c[dQ]), QLo: math.Float64frombits(c[dQLo])},
+		DistStats{Count: int64(n), Mean: v, Sum: x, SumLo: math.FMA(v, fn, -x), Q: q, QLo: math.FMA(sq, fn, -q) + sqlo*fn})
 	c[dMean], c[dM2], c[dSum] = math.Float64bits(st.Mean), math.Float64bits(st.M2), math.Float64bits(st.Sum)
-	c[dSumLo], c[dM2Lo] = math.Float64bits(st.SumLo), math.Float64bits(st.M2Lo)
+	c[dSumLo], c[dQ], c[dQLo] = math.Float64bits(st.SumLo), math.Float64bits(st.Q), math.Float64bits(st.QLo)
 	c.unlock()
 	return r
 }

@@ -65,7 +65,7 @@ func (a *Aggregator) AddReader() *ReaderMark {
 	m := new(ReaderMark)
 	a.mu.Lock()
 	a.marks = append(a.marks, weak.Make(m))
-	a.exactSums.Store(a.kind == KindSum)
+	a.keepErrs.Store(a.kind == KindSum || a.kind == KindDistribution)
 	a.mu.Unlock()
 	return m
 }
@@ -76,7 +76,7 @@ func (a *Aggregator) RemoveReader(m *ReaderMark) {
 	a.mu.Lock()
 	wm := weak.Make(m)
 	a.marks = slices.DeleteFunc(a.marks, func(x weak.Pointer[ReaderMark]) bool { return x == wm })
-	a.exactSums.Store(a.kind == KindSum && len(a.marks) > 0)
+	a.keepErrs.Store((a.kind == KindSum || a.kind == KindDistribution) && len(a.marks) > 0)
 	a.mu.Unlock()
 	a.Sweep()
 }

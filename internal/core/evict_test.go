@@ -50,7 +50,7 @@ func TestSealFreezesAndRecordRevives(t *testing.T) {
 				if got := readAll(s); got != before {
 					t.Errorf("sealed read %q; want the values at the seal %q", got, before)
 				}
-				if r := s.addTo(&s.word, s.errWord(), s.distCell(), 5); r != addSealed {
+				if r := s.addTo(&s.word, nil, s.distCell(), 5); r != addSealed {
 					t.Errorf("a sealed cell took a record (%d)", r)
 				}
 				a.RecordMap(m, 5) // revives it through the cached series

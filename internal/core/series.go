@@ -22,12 +22,14 @@ type Series struct {
 	word    atomic.Uint64 // Count, Sum, LastValue
 	hash    uint64
 	start   int64 // creation time, Unix nanoseconds
-	// dist is the first word of the distribution cell (Distribution), or
-	// the word of word's rounding errors (Sum, see addFloat); vids the
-	// first of the interned tag value ids in key-name order (0 for an
-	// absent key): bare pointers, the aggregator knows their lengths, so a
-	// counter series takes 64 bytes (a Sum series 8 more).
-	dist     *uint64
+	// dist is the first word of the distribution cell (Distribution, set
+	// before the series is published), or the *atomic.Uint64 that keeps
+	// word's rounding errors (Sum: installed atomically by the first
+	// inexact addition while the aggregator keeps errors, see keepErr);
+	// vids the first of the interned tag value ids in key-name order (0
+	// for an absent key): bare pointers, the aggregator knows their
+	// lengths, so a series takes 64 bytes.
+	dist     unsafe.Pointer
 	vids     *uint32
 	id       uint32 // index within the aggregator, reused once the series is freed
 	overflow bool   // the aggregator's overflow series: counts its records
@@ -66,13 +68,10 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		}
 		s.vids = &vids[0]
 	}
-	switch a.kind {
-	case KindDistribution:
-		s.dist = &newDistCells(1, len(a.bounds)+1)[0][0]
-	case KindSum:
-		s.dist = new(uint64)
+	if a.kind == KindDistribution {
+		s.dist = unsafe.Pointer(&newDistCells(1, len(a.bounds)+1)[0][0])
 	}
-	s.addTo(&s.word, s.errTo(s.errWord()), s.distCell(), v)
+	s.addTo(&s.word, nil, s.distCell(), v)
 	return s
 }
 
@@ -80,26 +79,36 @@ func (s *Series) distCell() distCell {
 	if s.agg.kind != KindDistribution {
 		return nil
 	}
-	return unsafe.Slice(s.dist, dBuckets+len(s.agg.bounds)+1)
+	return unsafe.Slice((*uint64)(s.dist), dBuckets+len(s.agg.bounds)+1)
 }
 
-// errWord returns the rounding-error word of a Sum series' own cell (nil
-// for other kinds): a float64 updated atomically, as the cells are.
+// errWord returns the rounding-error word of a Sum series' own cell, nil
+// when none was installed (no inexact addition while errors were kept).
 func (s *Series) errWord() *atomic.Uint64 {
 	if s.agg.kind != KindSum {
 		return nil
 	}
-	return (*atomic.Uint64)(unsafe.Pointer(s.dist))
+	return (*atomic.Uint64)(atomic.LoadPointer(&s.dist))
 }
 
-// errTo returns where an addition to a Sum cell keeps its rounding error:
-// w, while the aggregator has a delta reader (which needs it, see
-// Aggregator.exactSums), else nil (not kept).
-func (s *Series) errTo(w *atomic.Uint64) *atomic.Uint64 {
-	if !s.agg.exactSums.Load() {
-		return nil
+// keepErr keeps the rounding error x of an addition to a Sum cell: in e,
+// the stripe's error word, or (e nil) in the series' own, installed by
+// the first error it keeps (8 bytes, once per series: an integer sum
+// never allocates it).
+func (s *Series) keepErr(e *atomic.Uint64, x float64) {
+	if x-x != 0 {
+		return // non-finite: see addErr
 	}
-	return w
+	if e == nil {
+		if e = s.errWord(); e == nil {
+			n := new(atomic.Uint64)
+			if !atomic.CompareAndSwapPointer(&s.dist, nil, unsafe.Pointer(n)) {
+				n = s.errWord()
+			}
+			e = n
+		}
+	}
+	addErr(e, x)
 }
 
 // Start returns when the series was created.
@@ -149,7 +158,7 @@ func (s *Series) tryAdd(v float64) bool {
 		n = old + 1
 	case KindSum:
 		// The callers take add instead while the aggregator keeps
-		// rounding errors (Aggregator.exactSums): tryAdd must stay small
+		// rounding errors (Aggregator.keepErrs): tryAdd must stay small
 		// enough to inline.
 		n = math.Float64bits(math.Float64frombits(old) + v)
 	default:
@@ -161,7 +170,7 @@ func (s *Series) tryAdd(v float64) bool {
 }
 
 // addKeepingErr is add for a series of an aggregator that keeps rounding
-// errors (exactSums: a Sum with a delta reader), with tryAdd's shortcut
+// errors (keepErrs: a Sum with a delta reader), with tryAdd's shortcut
 // for an unstriped, unsealed series: one compare-and-swap of the sum, and
 // one of its error word when the addition rounded (addErr).
 func (s *Series) addKeepingErr(v float64, slot *atomic.Pointer[Series]) {
@@ -170,7 +179,13 @@ func (s *Series) addKeepingErr(v float64, slot *atomic.Pointer[Series]) {
 		f := math.Float64frombits(old)
 		sum := f + v
 		if old != sealedWord && s.word.CompareAndSwap(old, math.Float64bits(sum)) {
-			addErr((*atomic.Uint64)(unsafe.Pointer(s.dist)), twoSumErr(f, v, sum))
+			if x := twoSumErr(f, v, sum); x != 0 {
+				if e := (*atomic.Uint64)(atomic.LoadPointer(&s.dist)); e != nil {
+					addErr(e, x)
+				} else {
+					s.keepErr(nil, x)
+				}
+			}
 			return
 		}
 	}
@@ -193,9 +208,9 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		if st.seal == nil {
 			p := procID() & st.mask
 			if st.dists != nil {
-				r = st.dists[p].add(s.agg.bounds, v)
+				r = st.dists[p].add(s.agg.bounds, s.agg.keepErrs.Load(), v)
 			} else {
-				r = s.addTo(&st.words[p*wordsPerLine], s.errTo(&st.words[p*wordsPerLine+1]), nil, v)
+				r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+1], nil, v)
 			}
 		}
 		if r == addSealed {
@@ -203,7 +218,7 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		}
 		return
 	}
-	switch s.addTo(&s.word, s.errTo(s.errWord()), s.distCell(), v) {
+	switch s.addTo(&s.word, nil, s.distCell(), v) {
 	case addContended:
 		s.inflate()
 	case addSealed:
@@ -226,18 +241,25 @@ const (
 // 2^62 records to reach it.
 const sealedWord = 0x7FF0_0000_0000_0BAD
 
-// addTo records v into one cell (w, with e its rounding-error word for a
-// Sum, or d for a distribution).
+// addTo records v into one cell (w, or d for a distribution). For a Sum
+// whose aggregator keeps rounding errors, an inexact addition's error goes
+// to e, the stripe's error word, or with e nil to the series' own.
 func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 	switch s.agg.kind {
 	case KindCount:
 		return addInt(w, 1)
 	case KindSum:
-		return addFloat(w, e, v)
+		r, old := addFloat(w, v)
+		if r != addSealed && s.agg.keepErrs.Load() {
+			if x := twoSumErr(old, v, old+v); x != 0 {
+				s.keepErr(e, x)
+			}
+		}
+		return r
 	case KindLastValue:
 		return setLast(w, v)
 	}
-	return d.add(s.agg.bounds, v)
+	return d.add(s.agg.bounds, s.agg.keepErrs.Load(), v)
 }
 
 // addInt, addFloat and setLast try once inline and leave the loop, taken
@@ -261,49 +283,45 @@ func addIntSlow(p *atomic.Uint64, d uint64) addResult {
 	}
 }
 
-// addFloat adds d to the sum in p, and the addition's rounding error (if
-// any) to e: p keeps OpenCensus's bits (the values added in order, each
-// rounded), p+e the exact sum to within e's own rounding, so that a delta
-// reader can subtract two totals without their rounding (ReadSumParts).
-// The error is added after the sum, as a second atomic update of the same
-// cache line (a stripe) or of the series' error word; a reader between
-// the two sees it one read later, so the deltas still add up. Cost of an
-// inexact addition: the TwoSum (5 additions) and that update.
-func addFloat(p, e *atomic.Uint64, d float64) addResult {
+// addFloat adds d to the sum in p and returns the sum it added to (when
+// not sealed): p keeps OpenCensus's bits (the values added in order, each
+// rounded), and the caller may keep the addition's rounding error apart
+// (keepErr), so that a delta reader can subtract two totals without their
+// rounding (ReadSumParts). The error is kept just after the sum; a reader
+// between the two sees it one read later, and the deltas still add up.
+// Cost of keeping an error: the TwoSum (5 additions) and a
+// compare-and-swap of a word on the stripe's own cache line (or the
+// series' error word).
+func addFloat(p *atomic.Uint64, d float64) (addResult, float64) {
 	if old := p.Load(); old != sealedWord {
-		f := math.Float64frombits(old)
-		if n := math.Float64bits(f + d); n != sealedWord && p.CompareAndSwap(old, n) {
-			addErr(e, twoSumErr(f, d, f+d))
-			return addOK
+		if n := math.Float64bits(math.Float64frombits(old) + d); n != sealedWord && p.CompareAndSwap(old, n) {
+			return addOK, math.Float64frombits(old)
 		}
 	}
-	return addFloatSlow(p, e, d)
+	return addFloatSlow(p, d)
 }
 
-func addFloatSlow(p, e *atomic.Uint64, d float64) addResult {
+func addFloatSlow(p *atomic.Uint64, d float64) (addResult, float64) {
 	for {
 		old := p.Load()
 		if old == sealedWord {
-			return addSealed
+			return addSealed, 0
 		}
-		f := math.Float64frombits(old)
-		n := math.Float64bits(f + d)
+		n := math.Float64bits(math.Float64frombits(old) + d)
 		if n == sealedWord { // not produced by IEEE arithmetic; kept out anyway
 			n = qNaN
 		}
 		if p.CompareAndSwap(old, n) {
-			addErr(e, twoSumErr(f, d, f+d))
-			return addContended
+			return addContended, math.Float64frombits(old)
 		}
 	}
 }
 
-// addErr adds a rounding error x to the error word e (nil: errors are not
-// kept). Exact additions (x = 0) cost nothing; a non-finite x (the sum
-// overflowed, or a NaN or an infinity was recorded) is not kept: the sum
-// is then non-finite for good and its error means nothing.
+// addErr adds a rounding error x to the error word e. A non-finite x (the
+// sum overflowed, or a NaN or an infinity was recorded) is not kept: the
+// sum is then non-finite for good and its error means nothing.
 func addErr(e *atomic.Uint64, x float64) {
-	if e == nil || x == 0 || x-x != 0 {
+	if x == 0 || x-x != 0 {
 		return
 	}
 	for {
@@ -417,7 +435,13 @@ func addPart(hi, lo, f float64, e *atomic.Uint64) (float64, float64) {
 	return n, lo + twoSumErr(hi, f, n) + loadFloat(e)
 }
 
-func loadFloat(e *atomic.Uint64) float64 { return math.Float64frombits(e.Load()) }
+// loadFloat loads a float from e; 0 for nil.
+func loadFloat(e *atomic.Uint64) float64 {
+	if e == nil {
+		return 0
+	}
+	return math.Float64frombits(e.Load())
+}
 
 func finiteLo(hi, lo float64) float64 {
 	if hi-hi != 0 || lo-lo != 0 {

@@ -27,9 +27,9 @@ type Values struct {
 }
 
 // distFixed is the number of words a distribution's state keeps before its
-// bucket counts: count, mean, m2, sum and the rounding errors of m2 and sum
-// (see core.DistStats).
-const distFixed = 6
+// bucket counts: count, mean, m2, sum, the rounding error of sum and the
+// sum of squares as a double-double (see core.DistStats).
+const distFixed = 7
 
 // A series' state starts with a meta word: the series' generation (low 16
 // bits: a new series at a reused ID starts from zero) and the number of
@@ -241,9 +241,9 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		d := s.ReadDist(buckets)
 		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
 			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3]),
-			M2Lo: math.Float64frombits(prev[4]), SumLo: math.Float64frombits(prev[5])}
+			SumLo: math.Float64frombits(prev[4]), Q: math.Float64frombits(prev[5]), QLo: math.Float64frombits(prev[6])}
 		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
-		prev[4], prev[5] = math.Float64bits(d.M2Lo), math.Float64bits(d.SumLo)
+		prev[4], prev[5], prev[6] = math.Float64bits(d.SumLo), math.Float64bits(d.Q), math.Float64bits(d.QLo)
 		for i := range buckets {
 			c := buckets[i]
 			buckets[i] -= int64(prev[distFixed+i])
