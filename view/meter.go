@@ -224,7 +224,7 @@ func (w *worker) copySubs() map[string][]*core.Aggregator {
 
 // recordInto records v with the tags tm into a.
 func recordInto(a *core.Aggregator, tm *core.TagMap, v float64, attachments map[string]interface{}) {
-	if attachments == nil {
+	if len(attachments) == 0 {
 		a.RecordMap(tm, v)
 		return
 	}
