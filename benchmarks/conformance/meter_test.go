@@ -56,26 +56,23 @@ func (m *meterPair) retrieve(name string) ([]*view.Row, []*ocview.Row, error, er
 	return zr, or, zerr, oerr
 }
 
-// exemplarsOf returns, per row key, each bucket's exemplar as
-// "value attachments" ("" for none), for either SDK's rows.
+// exemplarsZS and exemplarsOC return, per row key, each bucket's exemplar
+// as "value attachments" ("" for none), for either SDK's rows.
 func exemplarsZS(rows []*view.Row) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range rows {
-		d, ok := r.Data.(*view.DistributionData)
-		if !ok {
-			continue
-		}
-		tags := make([]kv, len(r.Tags))
-		for i, t := range r.Tags {
-			tags[i] = kv{K: t.Key.Name(), V: t.Value}
-		}
-		ex := make([]string, len(d.CountPerBucket))
-		for i, e := range d.ExemplarsPerBucket {
-			if e != nil {
-				ex[i] = exemplarString(e.Value, e.Attachments)
+		if d, ok := r.Data.(*view.DistributionData); ok {
+			tags := make([]kv, len(r.Tags))
+			for i, t := range r.Tags {
+				tags[i] = kv{K: t.Key.Name(), V: t.Value}
 			}
+			out[sdkrows.Key(tags)] = bucketExemplars(len(d.CountPerBucket), len(d.ExemplarsPerBucket), func(i int) (float64, map[string]interface{}, bool) {
+				if e := d.ExemplarsPerBucket[i]; e != nil {
+					return e.Value, e.Attachments, true
+				}
+				return 0, nil, false
+			})
 		}
-		out[sdkrows.Key(tags)] = ex
 	}
 	return out
 }
@@ -83,23 +80,32 @@ func exemplarsZS(rows []*view.Row) map[string][]string {
 func exemplarsOC(rows []*ocview.Row) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range rows {
-		d, ok := r.Data.(*ocview.DistributionData)
-		if !ok {
-			continue
-		}
-		tags := make([]kv, len(r.Tags))
-		for i, t := range r.Tags {
-			tags[i] = kv{K: t.Key.Name(), V: t.Value}
-		}
-		ex := make([]string, len(d.CountPerBucket))
-		for i, e := range d.ExemplarsPerBucket {
-			if e != nil {
-				ex[i] = exemplarString(e.Value, e.Attachments)
+		if d, ok := r.Data.(*ocview.DistributionData); ok {
+			tags := make([]kv, len(r.Tags))
+			for i, t := range r.Tags {
+				tags[i] = kv{K: t.Key.Name(), V: t.Value}
 			}
+			out[sdkrows.Key(tags)] = bucketExemplars(len(d.CountPerBucket), len(d.ExemplarsPerBucket), func(i int) (float64, map[string]interface{}, bool) {
+				if e := d.ExemplarsPerBucket[i]; e != nil {
+					return e.Value, e.Attachments, true
+				}
+				return 0, nil, false
+			})
 		}
-		out[sdkrows.Key(tags)] = ex
 	}
 	return out
+}
+
+// bucketExemplars formats the exemplars of n buckets, of which the first
+// have ones get returns (ok false: none).
+func bucketExemplars(n, have int, get func(int) (float64, map[string]interface{}, bool)) []string {
+	ex := make([]string, n)
+	for i := 0; i < have; i++ {
+		if v, att, ok := get(i); ok {
+			ex[i] = exemplarString(v, att)
+		}
+	}
+	return ex
 }
 
 func exemplarString(v float64, att map[string]interface{}) string {
