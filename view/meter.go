@@ -23,14 +23,15 @@ import (
 // recorded into it.
 //
 // SetResource says what entity the meter's data is about
-// (package resource); the OpenCensus bridge (bridge/opencensus) sets it
-// on the meter's metrics as OpenCensus does, and zerostat's own
+// (package resource); the OpenCensus bridge's meter producer
+// (bridge/opencensus, RegisterMeter) sets it on the meter's metrics as
+// OpenCensus does, and zerostat's own
 // exporters, which read the default meter and carry their own resource
 // (exporter.Options.Resource, otlp.Options.Resource), do not read it. All
 // methods are safe for concurrent use.
 //
-// Besides Meter's methods, the meters NewMeter returns (and the default
-// one) have Views() []*View (the registered views, by name) and
+// Besides Meter's methods, the meters NewMeter returns have
+// Views() []*View (the registered views, by name) and
 // Resource() *resource.Resource (the last SetResource), for bridges, as
 // OpenCensus's meters have its metricproducer's Read.
 type Meter interface {
