@@ -77,7 +77,7 @@ func recordExemplars(ctx context.Context, muts []tag.Mutator, ms []Measurement, 
 			return err
 		}
 	}
-	if att = withSpan(ctx, att); att == nil {
+	if att = withSpan(ctx, att); len(att) == 0 {
 		return RecordWithTags(ctx, muts, ms...)
 	}
 	var tm *core.TagMap

@@ -151,7 +151,9 @@ func WithMeasurements(measurements ...Measurement) Options {
 // attachments and time as the bucket's exemplar
 // (view.DistributionData.ExemplarsPerBucket). Recording with attachments
 // costs one allocation per measurement and a clock read, on top of the
-// record; the map is kept, not copied: do not modify it afterwards.
+// record; the map is kept, not copied: do not modify it afterwards. An
+// empty map is no attachments, as in OpenCensus: the record keeps no
+// exemplar (the bucket's earlier one stays).
 func WithAttachments(attachments map[string]interface{}) Options {
 	return Options{ext: &optionsExt{attachments: attachments}, set: setAttachments}
 }
@@ -192,7 +194,7 @@ func RecordWithOptions(ctx context.Context, ros ...Options) error {
 	if rec != nil {
 		return recordTo(ctx, rec, muts, ms, att)
 	}
-	if att == nil && spanFunc.Load() == nil {
+	if len(att) == 0 && spanFunc.Load() == nil {
 		return RecordWithTags(ctx, muts, ms...)
 	}
 	return recordExemplars(ctx, muts, ms, att)

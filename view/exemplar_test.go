@@ -110,3 +110,50 @@ func TestMeterExemplars(t *testing.T) {
 		t.Errorf("exemplars %v; want bucket 0's", ex)
 	}
 }
+
+// An empty attachments map is no attachments, as in OpenCensus (its
+// getExemplar tests len): through RecordWithOptions, WithRecorder and
+// Meter.Record, it leaves the bucket's earlier exemplar in place.
+func TestEmptyAttachmentsKeepNoExemplar(t *testing.T) {
+	m := stats.Float64("exemplar/empty", "", stats.UnitMilliseconds)
+	mk := func() *view.View {
+		return &view.View{Name: "exemplar/empty", Measure: m, Aggregation: view.Distribution(10)}
+	}
+	register(t, mk())
+	meter := view.NewMeter()
+	if err := meter.Register(mk()); err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]interface{}{"id": "first"}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		record func(att map[string]interface{})
+		rows   func() ([]*view.Row, error)
+	}{
+		{"RecordWithOptions", func(att map[string]interface{}) {
+			if err := stats.RecordWithOptions(ctx, stats.WithMeasurements(m.M(5)), stats.WithAttachments(att)); err != nil {
+				t.Fatal(err)
+			}
+		}, func() ([]*view.Row, error) { return view.RetrieveData("exemplar/empty") }},
+		{"WithRecorder", func(att map[string]interface{}) {
+			if err := stats.RecordWithOptions(ctx, stats.WithRecorder(meter), stats.WithMeasurements(m.M(5)), stats.WithAttachments(att)); err != nil {
+				t.Fatal(err)
+			}
+		}, func() ([]*view.Row, error) { return meter.RetrieveData("exemplar/empty") }},
+		{"Meter.Record", func(att map[string]interface{}) {
+			meter.Record(nil, []stats.Measurement{m.M(5)}, att)
+		}, func() ([]*view.Row, error) { return meter.RetrieveData("exemplar/empty") }},
+	} {
+		c.record(first)
+		c.record(map[string]interface{}{})
+		rs, err := c.rows()
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("%s: rows %v, %v", c.name, rs, err)
+		}
+		ex := rs[0].Data.(*view.DistributionData).ExemplarsPerBucket
+		if len(ex) != 2 || ex[0] == nil || ex[0].Attachments["id"] != "first" {
+			t.Errorf("%s: exemplars %v; want bucket 0's still the first", c.name, ex)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package view
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/resource"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 )
@@ -19,9 +22,18 @@ import (
 // stats.Record records, and the default meter's views never see what is
 // recorded into it.
 //
-// OpenCensus's SetResource is not provided: its argument is an OpenCensus
-// type (see docs/migrating-from-opencensus.md). All methods are safe for
-// concurrent use.
+// SetResource says what entity the meter's data is about
+// (package resource); the OpenCensus bridge's meter producer
+// (bridge/opencensus, RegisterMeter) sets it on the meter's metrics as
+// OpenCensus does, and zerostat's own
+// exporters, which read the default meter and carry their own resource
+// (exporter.Options.Resource, otlp.Options.Resource), do not read it. All
+// methods are safe for concurrent use.
+//
+// Besides Meter's methods, the meters NewMeter returns have
+// Views() []*View (the registered views, by name) and
+// Resource() *resource.Resource (the last SetResource), for bridges, as
+// OpenCensus's meters have its metricproducer's Read.
 type Meter interface {
 	stats.Recorder
 	// Find returns the view registered in this meter under name, or nil.
@@ -45,6 +57,10 @@ type Meter interface {
 	Stop()
 	// RetrieveData returns the rows of a view of this meter.
 	RetrieveData(viewName string) ([]*Row, error)
+	// SetResource sets the resource the meter's data is about (nil for
+	// none), replacing any earlier one. The meter keeps r itself, not a
+	// copy (as OpenCensus does): do not change it afterwards.
+	SetResource(r *resource.Resource)
 }
 
 // worker is a meter: its registered views, its exporters and its
@@ -67,6 +83,8 @@ type worker struct {
 
 	reportMu sync.Mutex
 
+	res atomic.Pointer[resource.Resource] // SetResource's
+
 	expMu                         sync.Mutex
 	expSet                        []Exporter
 	period                        time.Duration
@@ -84,6 +102,26 @@ var defaultWorker = newWorker(true)
 func newWorker(isDefault bool) *worker {
 	return &worker{isDefault: isDefault, views: map[string]*registered{},
 		period: DefaultReportingPeriod, started: isDefault}
+}
+
+// SetResource sets the meter's resource. Cost: one atomic store.
+func (w *worker) SetResource(r *resource.Resource) { w.res.Store(r) }
+
+// Resource returns the meter's resource, the last SetResource's argument
+// (nil before any). Cost: one atomic load.
+func (w *worker) Resource() *resource.Resource { return w.res.Load() }
+
+// Views returns the views registered in the meter, sorted by name.
+// Allocates the slice; takes the registration lock briefly.
+func (w *worker) Views() []*View {
+	w.regMu.Lock()
+	out := make([]*View, 0, len(w.views))
+	for _, r := range w.views {
+		out = append(out, r.view)
+	}
+	w.regMu.Unlock()
+	slices.SortFunc(out, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // NewMeter returns a meter independent of the default one, with no views
@@ -187,7 +225,7 @@ func (w *worker) copySubs() map[string][]*core.Aggregator {
 
 // recordInto records v with the tags tm into a.
 func recordInto(a *core.Aggregator, tm *core.TagMap, v float64, attachments map[string]interface{}) {
-	if attachments == nil {
+	if len(attachments) == 0 {
 		a.RecordMap(tm, v)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/resource"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -172,5 +173,50 @@ func TestWithRecorder(t *testing.T) {
 	if err := stats.RecordWithOptions(context.Background(), stats.WithRecorder(&rec),
 		stats.WithTags(tag.Insert(tag.Key{}, "x")), stats.WithMeasurements(m.M(1))); err == nil {
 		t.Error("an invalid mutator with a recorder: no error")
+	}
+}
+
+// SetResource replaces the meter's resource (the pointer itself, as in
+// OpenCensus); a meter's Views lists its views by name, independent of
+// the default meter's.
+func TestMeterResourceAndViews(t *testing.T) {
+	m := view.NewMeter()
+	type bridged interface {
+		Resource() *resource.Resource
+		Views() []*view.View
+	}
+	b, ok := m.(bridged)
+	if !ok {
+		t.Fatalf("%T has no Resource and Views methods", m)
+	}
+	if r := b.Resource(); r != nil {
+		t.Errorf("new meter's resource %+v; want nil", r)
+	}
+	r1 := &resource.Resource{Type: "k8s", Labels: map[string]string{"k8s.pod.name": "p1"}}
+	r2 := &resource.Resource{Type: "host"}
+	m.SetResource(r1)
+	if b.Resource() != r1 {
+		t.Errorf("Resource() = %p; want the %p set", b.Resource(), r1)
+	}
+	m.SetResource(r2)
+	m.SetResource(nil)
+	if b.Resource() != nil {
+		t.Errorf("Resource() after SetResource(nil) = %+v", b.Resource())
+	}
+	meas := stats.Int64("meterres/n", "", stats.UnitDimensionless)
+	vb := &view.View{Name: "meterres_b", Measure: meas, Aggregation: view.Count()}
+	va := &view.View{Name: "meterres_a", Measure: meas, Aggregation: view.Sum()}
+	if err := m.Register(vb, va); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Views(); len(got) != 2 || got[0] != va || got[1] != vb {
+		t.Errorf("Views() = %v; want [meterres_a meterres_b]", got)
+	}
+	if view.Find("meterres_a") != nil {
+		t.Error("a meter's view is in the default meter")
+	}
+	m.Unregister(va)
+	if got := b.Views(); len(got) != 1 || got[0] != vb {
+		t.Errorf("Views() after Unregister = %v; want [meterres_b]", got)
 	}
 }

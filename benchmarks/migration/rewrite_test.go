@@ -82,23 +82,25 @@ func sed(src []byte, exprs []sedExpr) []byte {
 }
 
 // TestDocRewriteCoversImports checks the doc's rewrite maps exactly the three
-// OpenCensus stats packages to zerostat's.
+// OpenCensus stats packages and the two resource packages to zerostat's.
 func TestDocRewriteCoversImports(t *testing.T) {
 	exprs, gofmt := mechanicalSteps(t)
 	if !gofmt {
 		t.Errorf("%s: the mechanical steps do not run gofmt -w after sed; the rewritten import block is then not gofmt-clean", docPath)
 	}
 	want := map[string]string{
-		`"go.opencensus.io/stats/view"`: `"github.com/zerostat/zerostat/view"`,
-		`"go.opencensus.io/stats"`:      `"github.com/zerostat/zerostat/stats"`,
-		`"go.opencensus.io/tag"`:        `"github.com/zerostat/zerostat/tag"`,
+		`"go.opencensus.io/stats/view"`:            `"github.com/zerostat/zerostat/view"`,
+		`"go.opencensus.io/stats"`:                 `"github.com/zerostat/zerostat/stats"`,
+		`"go.opencensus.io/tag"`:                   `"github.com/zerostat/zerostat/tag"`,
+		`"go.opencensus.io/resource"`:              `"github.com/zerostat/zerostat/resource"`,
+		`"go.opencensus.io/resource/resourcekeys"`: `"github.com/zerostat/zerostat/resource/resourcekeys"`,
 	}
 	got := map[string]string{}
 	for _, e := range exprs {
 		got[e.pattern.String()] = e.replacement
 	}
 	if len(got) != len(want) {
-		t.Errorf("%s: %d sed expressions %v; want the 3 of %v", docPath, len(got), got, want)
+		t.Errorf("%s: %d sed expressions %v; want the %d of %v", docPath, len(got), got, len(want), want)
 	}
 	for from, to := range want {
 		if got[from] != to {

@@ -1,6 +1,7 @@
-// Package parity compares the exported API of OpenCensus's tag, stats and
-// stats/view (go.opencensus.io v0.24.0, the version this module requires)
-// with zerostat's tag, stats and view, identifier by identifier and
+// Package parity compares the exported API of OpenCensus's tag, stats,
+// stats/view, resource and resource/resourcekeys (go.opencensus.io
+// v0.24.0, the version this module requires) with zerostat's tag, stats,
+// view, resource and resource/resourcekeys, identifier by identifier and
 // signature by signature, and fails on any difference that the migration
 // guide (docs/migrating-from-opencensus.md, its "API differences" table)
 // does not list with a reason — and on any listed difference that no
@@ -29,6 +30,8 @@ var pairs = []struct{ short, oc, zs string }{
 	{"tag", "go.opencensus.io/tag", "github.com/zerostat/zerostat/tag"},
 	{"stats", "go.opencensus.io/stats", "github.com/zerostat/zerostat/stats"},
 	{"view", "go.opencensus.io/stats/view", "github.com/zerostat/zerostat/view"},
+	{"resource", "go.opencensus.io/resource", "github.com/zerostat/zerostat/resource"},
+	{"resourcekeys", "go.opencensus.io/resource/resourcekeys", "github.com/zerostat/zerostat/resource/resourcekeys"},
 }
 
 // shortName is how a package is written in signatures: the paired

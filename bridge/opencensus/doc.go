@@ -28,8 +28,12 @@
 // otel.metric.overflow, present ("true") only on its overflow row. Views
 // with no rows are left out, as in OpenCensus.
 //
-// Meters from view.NewMeter are not published: OpenCensus publishes every
-// meter, but a zerostat Meter does not list its views.
+// A meter from view.NewMeter is published by its own producer,
+// RegisterMeter(m, opts) (OpenCensus's meters add themselves to
+// GlobalManager when started; zerostat's root module cannot import
+// metricproducer), with the same mapping; each of its metrics carries the
+// meter's resource (view.Meter.SetResource) as OpenCensus sets it,
+// unless Options.Resource is set.
 //
 // # Costs
 //

@@ -1,7 +1,9 @@
 package opencensus
 
 import (
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.opencensus.io/metric/metricdata"
@@ -9,21 +11,42 @@ import (
 	"go.opencensus.io/resource"
 
 	"github.com/zerostat/zerostat/internal/core"
+	zsresource "github.com/zerostat/zerostat/resource"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
 )
 
 // Options configure a Producer.
 type Options struct {
-	// Resource is set on every metric (OpenCensus's Meter.SetResource);
-	// nil for none.
+	// Resource, when not nil, is set on every metric. When nil, a meter's
+	// producer (NewMeterProducer) sets the meter's resource
+	// (view.Meter.SetResource) as OpenCensus's meters do, and the default
+	// meter's sets none (OpenCensus's default meter has none either).
 	Resource *resource.Resource
 }
 
-// Producer is a metricproducer.Producer of zerostat's default meter's
-// views. Safe for concurrent use.
+// Producer is a metricproducer.Producer of the views of zerostat's default
+// meter or of one meter from view.NewMeter. Safe for concurrent use.
 type Producer struct {
-	res *resource.Resource
+	res   *resource.Resource
+	meter meterSource // nil: the default meter
+
+	// conv caches the OpenCensus form of the meter's resource, so that
+	// every Read returns one pointer per SetResource, as OpenCensus does.
+	conv atomic.Pointer[convResource]
+}
+
+// meterSource is what the meters view.NewMeter returns offer bridges
+// besides view.Meter (see view.Meter's doc).
+type meterSource interface {
+	view.Meter
+	Views() []*view.View
+	Resource() *zsresource.Resource
+}
+
+type convResource struct {
+	zs *zsresource.Resource
+	oc *resource.Resource
 }
 
 var _ metricproducer.Producer = (*Producer)(nil)
@@ -40,6 +63,51 @@ func Register(opts Options) *Producer {
 	return p
 }
 
+// NewMeterProducer returns a producer of the views registered in m, a
+// meter from view.NewMeter: OpenCensus's meters are producers themselves,
+// zerostat's root module cannot import metricproducer, so this is the
+// producer a zerostat meter needs. Each metric carries m's resource (the
+// latest m.SetResource, converted to OpenCensus's type with the same Type
+// and the same Labels map) unless opts.Resource is set. An error if m is
+// not from view.NewMeter (it cannot list its views).
+func NewMeterProducer(m view.Meter, opts Options) (*Producer, error) {
+	src, ok := m.(meterSource)
+	if !ok {
+		return nil, fmt.Errorf("opencensus: meter %T does not list its views: use a meter from view.NewMeter", m)
+	}
+	return &Producer{res: opts.Resource, meter: src}, nil
+}
+
+// RegisterMeter returns NewMeterProducer(m, opts) added to
+// metricproducer.GlobalManager(), where OpenCensus puts a meter when it
+// is started; remove it with Unregister (OpenCensus: Meter.Stop).
+// Set-up cost.
+func RegisterMeter(m view.Meter, opts Options) (*Producer, error) {
+	p, err := NewMeterProducer(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	metricproducer.GlobalManager().AddProducer(p)
+	return p, nil
+}
+
+// resource returns the resource of p's metrics.
+func (p *Producer) resource() *resource.Resource {
+	if p.res != nil || p.meter == nil {
+		return p.res
+	}
+	zs := p.meter.Resource()
+	if zs == nil {
+		return nil
+	}
+	if c := p.conv.Load(); c != nil && c.zs == zs {
+		return c.oc
+	}
+	c := &convResource{zs: zs, oc: &resource.Resource{Type: zs.Type, Labels: zs.Labels}}
+	p.conv.Store(c)
+	return c.oc
+}
+
 // Unregister removes p from metricproducer.GlobalManager().
 func (p *Producer) Unregister() { metricproducer.GlobalManager().DeleteProducer(p) }
 
@@ -47,7 +115,20 @@ func (p *Producer) Unregister() { metricproducer.GlobalManager().DeleteProducer(
 // for the mapping), in view name order.
 func (p *Producer) Read() []*metricdata.Metric {
 	now := time.Now()
+	res := p.resource()
 	var out []*metricdata.Metric
+	if p.meter != nil {
+		for _, v := range p.meter.Views() {
+			rows, err := p.meter.RetrieveData(v.Name)
+			if err != nil || len(rows) == 0 {
+				continue // unregistered meanwhile, or no rows
+			}
+			if m := toMetric(v, rows, now, res); m != nil {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
 	for _, cv := range core.Views() {
 		v := view.Find(cv.Name)
 		if v == nil {
@@ -57,7 +138,7 @@ func (p *Producer) Read() []*metricdata.Metric {
 		if err != nil || len(rows) == 0 {
 			continue
 		}
-		if m := toMetric(v, rows, now, p.res); m != nil {
+		if m := toMetric(v, rows, now, res); m != nil {
 			out = append(out, m)
 		}
 	}

@@ -37,7 +37,9 @@
 // OpenMetrics output also has exemplars on histogram buckets (the latest
 // value recorded with attachments, see stats.WithAttachments: " # {
 // trace_id="…",span_id="…"} value timestamp", the IDs from a
-// stats.SpanContext attachment, no labels without one) and "_created"
+// stats.SpanContext attachment, no labels without one; the labels
+// Prometheus and Grafana expect, checked against a real Prometheus's
+// exemplar storage) and "_created"
 // samples (each series' start) for counters and histograms, and "# UNIT" only on families whose name ends
 // in the unit. Two views whose names collide ("a.b" and "a_b") would make
 // invalid output: the one registered later is left out, reported by

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,6 +91,11 @@ type PrometheusOptions struct {
 	// RemoteWriteReceiver enables /api/v1/write
 	// (--web.enable-remote-write-receiver).
 	RemoteWriteReceiver bool
+	// ExemplarStorage keeps scraped exemplars and serves them on
+	// /api/v1/query_exemplars (--enable-feature=exemplar-storage). With it
+	// Prometheus 2.42 asks targets for OpenMetrics first (it always does),
+	// the only format with exemplars.
+	ExemplarStorage bool
 }
 
 // StartPrometheus starts a Prometheus for t.
@@ -122,6 +128,9 @@ func StartPrometheus(t testing.TB, opts PrometheusOptions) *Server {
 		}
 		if opts.RemoteWriteReceiver {
 			args = append(args, "--web.enable-remote-write-receiver")
+		}
+		if opts.ExemplarStorage {
+			args = append(args, "--enable-feature=exemplar-storage")
 		}
 		return args
 	})
@@ -328,6 +337,67 @@ func (s *Server) WaitQuery(t testing.TB, expr string, n int, timeout time.Durati
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: query %q: %d samples (%v) after %v; want %d", s.Name, expr, len(last), err, timeout, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// ExemplarSeries is one series of Prometheus's /api/v1/query_exemplars
+// answer with the exemplars it stores for it, oldest first.
+type ExemplarSeries struct {
+	SeriesLabels map[string]string `json:"seriesLabels"`
+	Exemplars    []Exemplar        `json:"exemplars"`
+}
+
+// Exemplar is one stored exemplar. Value and Timestamp are as the server
+// spelled them: Value in strconv 'f' -1 form, Timestamp in seconds with
+// the milliseconds Prometheus keeps as up to 3 decimals.
+type Exemplar struct {
+	Labels    map[string]string `json:"labels"`
+	Value     string            `json:"value"`
+	Timestamp json.Number       `json:"timestamp"`
+}
+
+// QueryExemplars returns the exemplars Prometheus stores for the series
+// that expr selects, recorded between start and end
+// (/api/v1/query_exemplars; the server needs ExemplarStorage).
+func (s *Server) QueryExemplars(expr string, start, end time.Time) ([]ExemplarSeries, error) {
+	q := url.Values{}
+	q.Set("query", expr)
+	q.Set("start", strconv.FormatInt(start.Unix(), 10))
+	q.Set("end", strconv.FormatInt(end.Unix()+1, 10))
+	body, err := s.Get("/api/v1/query_exemplars?" + q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Status string           `json:"status"`
+		Error  string           `json:"error"`
+		Data   []ExemplarSeries `json:"data"`
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&r); err != nil {
+		return nil, fmt.Errorf("query_exemplars %q: %v: %s", expr, err, body)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("query_exemplars %q: %s", expr, r.Error)
+	}
+	return r.Data, nil
+}
+
+// WaitExemplars runs QueryExemplars(expr, start, now) until done accepts
+// its answer, which it returns, or fails t after timeout.
+func (s *Server) WaitExemplars(t testing.TB, expr string, start time.Time, timeout time.Duration, done func([]ExemplarSeries) bool) []ExemplarSeries {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got, err := s.QueryExemplars(expr, start, time.Now())
+		if err == nil && done(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: query_exemplars %q: %+v (%v) after %v", s.Name, expr, got, err, timeout)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
