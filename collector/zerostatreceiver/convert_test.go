@@ -498,3 +498,83 @@ func TestFormerDifferences(t *testing.T) {
 		}
 	}
 }
+
+// TestStillDiffers pins what the payload cannot say (docs/collector.md,
+// "Same pdata"), so that a change to either path that closes or widens
+// the gap is seen: an up-down Sum (view.UpDownSum) is non-monotonic over
+// OTLP and monotonic (its values being positive) through the payload,
+// whose aggregation numbers have no up-down sum; a delta histogram's
+// overflow point has min and max on its first export over OTLP and none
+// through the payload, whose overflow row cannot carry a start.
+func TestStillDiffers(t *testing.T) {
+	k := tag.MustNewKey("k")
+	m := stats.Int64("differs/m", "", stats.UnitBytes)
+	views := []*view.View{
+		{Name: "differs/updown", Measure: m, Aggregation: view.UpDownSum()},
+		{Name: "differs/dist", Measure: m, TagKeys: []tag.Key{k}, Aggregation: view.Distribution(10), CardinalityLimit: 1},
+	}
+	if err := view.Register(views...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(views...) })
+	for _, v := range []string{"a", "b"} { // b overflows
+		ctx, err := tag.New(context.Background(), tag.Upsert(k, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(ctx, m.M(5))
+	}
+	var data []byte
+	msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+		data = bytes.Clone(p.Data)
+		return nil
+	}), exporter.Options{Temporality: exporter.Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := msgExp.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := wire.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := pmetric.NewMetrics()
+	Convert(p, ours)
+	enc, err := otlp.NewEncoder(otlp.Delta, exporter.Resource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	find := func(md pmetric.Metrics, name string) pmetric.Metric {
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() == name {
+				return ms.At(i)
+			}
+		}
+		t.Fatalf("%s not found", name)
+		return pmetric.Metric{}
+	}
+	if a, b := find(ours, "differs/updown").Sum().IsMonotonic(), find(req.Metrics(), "differs/updown").Sum().IsMonotonic(); !a || b {
+		t.Errorf("up-down sum monotonic: msgpack %v, OTLP %v; want true, false", a, b)
+	}
+	overflowMinMax := func(md pmetric.Metrics) (has bool, points int) {
+		dps := find(md, "differs/dist").Histogram().DataPoints()
+		for i := range dps.Len() {
+			if _, ok := dps.At(i).Attributes().Get(otlp.OverflowAttribute); ok {
+				return dps.At(i).HasMin() && dps.At(i).HasMax(), dps.Len()
+			}
+		}
+		t.Fatal("no overflow point")
+		return false, 0
+	}
+	a, na := overflowMinMax(ours)
+	b, nb := overflowMinMax(req.Metrics())
+	if a || !b || na != 2 || nb != 2 {
+		t.Errorf("delta overflow point's min and max: msgpack %v, OTLP %v (%d, %d points); want false, true (2 each)", a, b, na, nb)
+	}
+}

@@ -143,9 +143,12 @@ func (v *View) IntValue(r *Row) (int64, bool) {
 	return 0, false
 }
 
-// RowStart is the start of a row whose values began after its view's:
-// a cumulative row of a series created after a series of its view was
-// evicted, which may restart the values of a freed row with the same tags.
+// RowStart is the start of a row whose values began after its view's: in
+// a cumulative payload, a row of a series created after a series of its
+// view was evicted, which may restart the values of a freed row with the
+// same tags; in a delta payload, a distribution row exported for the first
+// time (its series' creation: its values, min and max included, cover the
+// series' whole life, so its min and max are the interval's).
 type RowStart struct {
 	Row   int // index in View.Rows
 	Start time.Time
