@@ -396,6 +396,51 @@ func TestConvertEdges(t *testing.T) {
 	}
 }
 
+// bothPaths exports the registered views once each way, in process: as
+// msgpack, decoded and converted (ours, and the payload p), and as
+// zerostat's OTLP, unmarshalled as the otlp receiver does (theirs).
+func bothPaths(t *testing.T, temporality wire.Temporality) (p *wire.Payload, ours, theirs pmetric.Metrics) {
+	t.Helper()
+	var data []byte
+	msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, pl exporter.Payload) error {
+		data = bytes.Clone(pl.Data)
+		return nil
+	}), exporter.Options{Temporality: temporality})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := msgExp.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = wire.Decode(data); err != nil {
+		t.Fatal(err)
+	}
+	ours = pmetric.NewMetrics()
+	Convert(p, ours)
+	enc, err := otlp.NewEncoder(temporality, exporter.Resource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pmetricotlp.NewExportRequest()
+	if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	return p, ours, req.Metrics()
+}
+
+// findMetric returns md's metric name.
+func findMetric(t *testing.T, md pmetric.Metrics, name string) pmetric.Metric {
+	t.Helper()
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := range ms.Len() {
+		if ms.At(i).Name() == name {
+			return ms.At(i)
+		}
+	}
+	t.Fatalf("%s not found", name)
+	return pmetric.Metric{}
+}
+
 // TestFormerDifferences (issue 17): what the msgpack path once left out or
 // said otherwise is now what the OTLP path says, checked on pdata made in
 // process from one set of views: an Int64 measure's Sum and LastValue are
@@ -420,42 +465,8 @@ func TestFormerDifferences(t *testing.T) {
 	stats.Record(context.Background(), im.M(7), fm.M(3), fm.M(4))
 
 	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
-		var data []byte
-		msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-			data = bytes.Clone(p.Data)
-			return nil
-		}), exporter.Options{Temporality: temporality})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := msgExp.Export(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		p, err := wire.Decode(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ours := pmetric.NewMetrics()
-		Convert(p, ours)
-		enc, err := otlp.NewEncoder(temporality, exporter.Resource{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := pmetricotlp.NewExportRequest()
-		if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
-			t.Fatal(err)
-		}
-		theirs := req.Metrics()
-		find := func(md pmetric.Metrics, name string) pmetric.Metric {
-			ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-			for i := range ms.Len() {
-				if ms.At(i).Name() == name {
-					return ms.At(i)
-				}
-			}
-			t.Fatalf("%s not found", name)
-			return pmetric.Metric{}
-		}
+		p, ours, theirs := bothPaths(t, temporality)
+		find := func(md pmetric.Metrics, name string) pmetric.Metric { return findMetric(t, md, name) }
 		viewStart := map[string]pcommon.Timestamp{}
 		for _, v := range p.Views {
 			viewStart[v.Name] = pcommon.NewTimestampFromTime(v.Start)
@@ -524,42 +535,9 @@ func TestStillDiffers(t *testing.T) {
 		}
 		stats.Record(ctx, m.M(5))
 	}
-	var data []byte
-	msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		data = bytes.Clone(p.Data)
-		return nil
-	}), exporter.Options{Temporality: exporter.Delta})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := msgExp.Export(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	p, err := wire.Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours := pmetric.NewMetrics()
-	Convert(p, ours)
-	enc, err := otlp.NewEncoder(otlp.Delta, exporter.Resource{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := pmetricotlp.NewExportRequest()
-	if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	find := func(md pmetric.Metrics, name string) pmetric.Metric {
-		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-		for i := range ms.Len() {
-			if ms.At(i).Name() == name {
-				return ms.At(i)
-			}
-		}
-		t.Fatalf("%s not found", name)
-		return pmetric.Metric{}
-	}
-	if a, b := find(ours, "differs/updown").Sum().IsMonotonic(), find(req.Metrics(), "differs/updown").Sum().IsMonotonic(); !a || b {
+	_, ours, theirs := bothPaths(t, wire.Delta)
+	find := func(md pmetric.Metrics, name string) pmetric.Metric { return findMetric(t, md, name) }
+	if a, b := find(ours, "differs/updown").Sum().IsMonotonic(), find(theirs, "differs/updown").Sum().IsMonotonic(); !a || b {
 		t.Errorf("up-down sum monotonic: msgpack %v, OTLP %v; want true, false", a, b)
 	}
 	overflowMinMax := func(md pmetric.Metrics) (has bool, points int) {
@@ -573,7 +551,7 @@ func TestStillDiffers(t *testing.T) {
 		return false, 0
 	}
 	a, na := overflowMinMax(ours)
-	b, nb := overflowMinMax(req.Metrics())
+	b, nb := overflowMinMax(theirs)
 	if a || !b || na != 2 || nb != 2 {
 		t.Errorf("delta overflow point's min and max: msgpack %v, OTLP %v (%d, %d points); want false, true (2 each)", a, b, na, nb)
 	}
