@@ -95,6 +95,103 @@ func TestCrossLanguageDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	crossDecode(t, path, func(t *testing.T, lang string, got *crossOut) {
+		if got.Parts < 2 {
+			t.Errorf("%s saw %d parts; the cap should have split the snapshot", lang, got.Parts)
+		}
+		if got.Resource["service.name"] != "crosslang" || got.Resource["process.pid"] != "1" {
+			t.Errorf("%s resource %v", lang, got.Resource)
+		}
+		if !sameInstant(t, got.Start, goP.Start.Format("2006-01-02T15:04:05.000000000Z07:00")) {
+			t.Errorf("%s start %s; Go decoded %v", lang, got.Start, goP.Start)
+		}
+		compareCross(t, lang, f, got)
+		rv := got.Views[restart.name]
+		if len(rv.Rows) != 1 || rv.Rows[0].Start == nil || !sameInstant(t, *rv.Rows[0].Start, restart.start.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
+			rv.Rows[0].Sum == nil || *rv.Rows[0].Sum != 1 {
+			t.Errorf("%s: restarted row %+v; want sum 1 since %v", lang, rv.Rows, restart.start)
+		}
+	})
+}
+
+// TestCrossLanguageDeltaRowStarts: in a delta payload, a distribution
+// row's first export carries its series' start (docs/wire-format.md,
+// Rows), and an Int64 measure's sum is an integer; the Python and Ruby
+// decoders read both, with the values Go reads.
+func TestCrossLanguageDeltaRowStarts(t *testing.T) {
+	m := stats.Int64("crosslang/delta", "", "")
+	views := []*view.View{
+		{Name: "crosslang/delta_dist", Measure: m, Aggregation: view.Distribution(10), TagKeys: []tag.Key{keyRoute}},
+		{Name: "crosslang/delta_sum", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyRoute}},
+	}
+	if err := view.Register(views...); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(views...)
+	for i, route := range []string{"/a", "/b"} {
+		ctx, err := tag.New(context.Background(), tag.Upsert(keyRoute, route))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(ctx, m.M(int64(3+i)))
+	}
+	var buf bytes.Buffer
+	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := wire.ReadFrame(bytes.NewReader(buf.Bytes()), nil, wire.MaxFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goP, err := wire.Decode(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[string]time.Time{} // the Go reader's row starts, by route
+	for _, v := range goP.Views {
+		if v.Name == "crosslang/delta_dist" {
+			for i, r := range v.Rows {
+				starts[r.Values[0]] = v.RowStart(i)
+			}
+			if len(v.RowStarts) != 2 {
+				t.Fatalf("Go: %d distribution rows with a start; want 2 (first export)", len(v.RowStarts))
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "frames.bin")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crossDecode(t, path, func(t *testing.T, lang string, got *crossOut) {
+		for _, r := range got.Views["crosslang/delta_dist"].Rows {
+			want, ok := starts[r.Tags["route"]]
+			if r.Start == nil || !ok || !sameInstant(t, *r.Start, want.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
+				r.Count == nil || *r.Count != 1 {
+				t.Errorf("%s: distribution row %+v; want count 1 since %v", lang, r, want)
+			}
+		}
+		total := 0.0
+		for _, r := range got.Views["crosslang/delta_sum"].Rows {
+			if r.Sum != nil {
+				total += *r.Sum
+			}
+		}
+		if n := len(got.Views["crosslang/delta_dist"].Rows); n != 2 || total != 7 {
+			t.Errorf("%s: %d distribution rows, sums adding to %v; want 2 and 7", lang, n, total)
+		}
+	})
+}
+
+// crossDecode runs the Python and Ruby decoders on the frames in path and
+// passes check what each printed, or skips (fails with
+// ZEROSTAT_REQUIRE_CROSSLANG=1) when an interpreter or its msgpack is
+// missing.
+func crossDecode(t *testing.T, path string, check func(t *testing.T, lang string, got *crossOut)) {
+	t.Helper()
 	for _, tc := range []struct{ lang, interp, check, script string }{
 		{"python", "/usr/bin/python3", "import msgpack", "decode.py"},
 		{"ruby", "ruby", `require "msgpack"`, "decode.rb"},
@@ -122,21 +219,7 @@ func TestCrossLanguageDecode(t *testing.T) {
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("%s output: %v\n%s", tc.lang, err, out)
 			}
-			if got.Parts < 2 {
-				t.Errorf("%s saw %d parts; the cap should have split the snapshot", tc.lang, got.Parts)
-			}
-			if got.Resource["service.name"] != "crosslang" || got.Resource["process.pid"] != "1" {
-				t.Errorf("%s resource %v", tc.lang, got.Resource)
-			}
-			if !sameInstant(t, got.Start, goP.Start.Format("2006-01-02T15:04:05.000000000Z07:00")) {
-				t.Errorf("%s start %s; Go decoded %v", tc.lang, got.Start, goP.Start)
-			}
-			compareCross(t, tc.lang, f, &got)
-			rv := got.Views[restart.name]
-			if len(rv.Rows) != 1 || rv.Rows[0].Start == nil || !sameInstant(t, *rv.Rows[0].Start, restart.start.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
-				rv.Rows[0].Sum == nil || *rv.Rows[0].Sum != 1 {
-				t.Errorf("%s: restarted row %+v; want sum 1 since %v", tc.lang, rv.Rows, restart.start)
-			}
+			check(t, tc.lang, &got)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/msgpack"
+	"github.com/zerostat/zerostat/internal/promname"
 )
 
 // stringTable maps stable string ids (core.Intern) to the ids of one
@@ -188,7 +189,7 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	}
 	b := msgpack.AppendArrayHeader(e.buf, wire.ViewLen)
 	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
-	b = msgpack.AppendUint(b, uint64(e.str(v.DescriptionID)))
+	b = msgpack.AppendUint(b, uint64(e.str(v.HelpID))) // the mapping's description (core.View.Help)
 	b = msgpack.AppendUint(b, uint64(e.str(v.UnitID)))
 	b = msgpack.AppendUint(b, uint64(a.Kind()))
 	b = msgpack.AppendArrayHeader(b, uint32(len(v.KeyIDs)))
@@ -208,9 +209,12 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 }
 
 // appendRow writes a row: vids (the tag values; none for the overflow
-// row), then the data, then start when it is not zero (a cumulative row
-// whose series may restart a freed one's values: see core.Series.AfterFree).
-func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values, start time.Time) {
+// row), then the data, then start when it is not zero (see rowStart). A
+// Sum's or LastValue's value is an integer when the view's measure is an
+// Int64 one (isInt) and the value is an integer an int64 holds: the rule
+// of OTLP's as_int (promname.IntPoint); otherwise, and always for a Float64
+// measure, a float (msgpack.AppendFloat never writes an integer form).
+func (e *encoder) appendRow(kind core.Kind, isInt bool, vids []uint32, rv *delta.Values, start time.Time) {
 	e.points++
 	n := wire.RowLen(wire.Aggregation(kind), len(vids))
 	if !start.IsZero() {
@@ -225,9 +229,9 @@ func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values, sta
 	case core.KindCount:
 		b = msgpack.AppendUint(b, rv.Count)
 	case core.KindSum:
-		b = msgpack.AppendFloat(b, rv.Sum)
+		b = appendNumber(b, isInt, rv.Sum)
 	case core.KindLastValue:
-		b = msgpack.AppendFloat(b, rv.Last)
+		b = appendNumber(b, isInt, rv.Last)
 	default:
 		d := &rv.Dist
 		b = msgpack.AppendUint(b, uint64(d.Count))
@@ -244,6 +248,35 @@ func (e *encoder) appendRow(kind core.Kind, vids []uint32, rv *delta.Values, sta
 		b = msgpack.AppendTime(b, start)
 	}
 	e.buf = b
+}
+
+// appendNumber appends a Sum's or LastValue's value: an integer when
+// promname.IntPoint says an integer point, a float otherwise.
+func appendNumber(b []byte, isInt bool, v float64) []byte {
+	if i, ok := promname.IntPoint(isInt, v); ok {
+		return msgpack.AppendInt(b, i)
+	}
+	return msgpack.AppendFloat(b, v)
+}
+
+// rowStart returns the start a row of series s of aggregator a carries,
+// or the zero time for none. In a cumulative payload, the series' own
+// start when delta.CumulativeStart says its values began then (a series
+// re-created after eviction), as the OTLP exporter starts its point. In a
+// delta payload (st is the view's delta state, rv what was read), a
+// distribution row read for the first time carries its series' creation:
+// its values, min and max included (which cover the series' whole life),
+// are then the interval's, so a reader may use them as OTLP does.
+func rowStart(a *core.Aggregator, s *core.Series, cumulative bool, st *delta.View, rv *delta.Values) time.Time {
+	switch {
+	case cumulative:
+		if t, own := delta.CumulativeStart(a, s); own {
+			return t
+		}
+	case st != nil && a.Kind() == core.KindDistribution && rv.FirstRead:
+		return s.Start()
+	}
+	return time.Time{}
 }
 
 // encode snapshots the registered views at end and calls emit with each
@@ -309,9 +342,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 					continue
 				}
 				vids = s.ValueIDs()
-				if e.delta == nil && s.AfterFree() {
-					start = s.Start()
-				}
+				start = rowStart(a, s, e.delta == nil, st, &rv)
 			} else {
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true
@@ -332,7 +363,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				}
 			}
 			rowMark, rowTab := len(e.buf), len(e.tab.order)
-			e.appendRow(kind, vids, &rv, start)
+			e.appendRow(kind, v.Int, vids, &rv, start)
 			// A row must leave room for the view's overflow slot (a nil
 			// when it has none), which follows the rows.
 			need := e.size()
@@ -368,10 +399,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			viewMark, tabMark, startMark = len(e.buf), len(e.tab.order), e.payStart
 			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
-				e.appendRow(kind, vids, &rv, start)
+				e.appendRow(kind, v.Int, vids, &rv, start)
 				break
 			}
-			e.appendRow(kind, vids, &rv, start)
+			e.appendRow(kind, v.Int, vids, &rv, start)
 			nRows = 1
 		}
 		st.Done() // every series of the view read: acknowledge its seals

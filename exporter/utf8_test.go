@@ -50,7 +50,7 @@ func TestInvalidUTF8Replaced(t *testing.T) {
 	if got == nil {
 		t.Fatal("view not in the payload")
 	}
-	if want := "latency \uFFFD of caf\uFFFD"; got.Description != want {
+	if want := "Count of exporter/utf8 recordings: latency \uFFFD of caf\uFFFD"; got.Description != want { // the mapping's, see promname
 		t.Errorf("description %q; want %q", got.Description, want)
 	}
 	if got.Unit != "By\uFFFD" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 )
@@ -256,6 +257,7 @@ func (w *worker) Register(views ...*View) error {
 		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
 			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
+		r.core.Help = promname.MetricOf(r.core).Help
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)
 	}

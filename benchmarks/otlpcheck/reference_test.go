@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -205,22 +204,6 @@ func referenceMetrics(vs []*view.View, cur, prev snapshot, ts map[string]times) 
 	return out
 }
 
-// scopeVersion is the version of github.com/zerostat/zerostat in this
-// binary's build information, computed here independently of the
-// exporter.
-func scopeVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, d := range bi.Deps {
-		if d.Path == "github.com/zerostat/zerostat" && d.Version != "(devel)" {
-			return d.Version
-		}
-	}
-	return ""
-}
-
 // referenceRequest wraps metrics in a request for resource r.
 func referenceRequest(r exporter.Resource, metrics []*metricspb.Metric) *colmetricspb.ExportMetricsServiceRequest {
 	host := r.Host
@@ -238,7 +221,7 @@ func referenceRequest(r exporter.Resource, metrics []*metricspb.Metric) *colmetr
 	return &colmetricspb.ExportMetricsServiceRequest{ResourceMetrics: []*metricspb.ResourceMetrics{{
 		Resource: res,
 		ScopeMetrics: []*metricspb.ScopeMetrics{{
-			Scope:   &commonpb.InstrumentationScope{Name: "github.com/zerostat/zerostat", Version: scopeVersion()},
+			Scope:   &commonpb.InstrumentationScope{Name: "github.com/zerostat/zerostat"}, // no version (otlp.ScopeName)
 			Metrics: metrics,
 		}},
 	}}}
@@ -335,7 +318,8 @@ func diff(got, want *colmetricspb.ExportMetricsServiceRequest) string {
 }
 
 // pointTimes returns the times of m's data points: each one's start (a
-// cumulative point starts when its series was created), the first one's
+// cumulative point starts when its view was registered, or its series
+// was re-created after eviction), the first one's
 // as start, and their end, and whether they all end at the same time.
 func pointTimes(m *metricspb.Metric) (t times, ok bool) {
 	var pts [][2]uint64

@@ -15,16 +15,20 @@ import (
 // data point per row, its tag values as string attributes (absent ones
 // left out), the overflow row with otel.metric.overflow=true; the
 // resource's attributes (process.pid as an integer) and the scope
-// github.com/zerostat/zerostat. A view with no rows is left out.
+// github.com/zerostat/zerostat (no version, as the OTLP exporter's). A
+// view with no rows is left out.
 //
-// What the payload cannot say, and so differs from the OTLP exporter's
-// output for the same views: a cumulative point starts at its view's
-// start, not its series' creation (but for a row re-created after
-// eviction, which carries its own start); a Sum or LastValue of an Int64
-// measure has double points; a Count view whose description is its
-// measure's keeps it as is; a delta histogram point has no min and max
-// (the payload's cover the series' life, OTLP's the interval); the scope
-// has no version. docs/collector.md lists them.
+// Times, as the OTLP exporter states them: a point ends at the payload's
+// end; a cumulative point starts at its view's start, or at its row's own
+// (a row re-created after eviction); a delta point at the interval's
+// start, or its view's start if later (the view's first export: the
+// payload's start is then the earliest first-exported view's). A Sum's or
+// LastValue's point is an integer where the payload's value is
+// (wire.View.IntValue: an Int64 measure's). A delta histogram point has
+// min and max when its row carries a start (its series' first export: the
+// payload's min and max, which cover the series' life, are then the
+// interval's); the overflow row cannot carry one, so its delta point has
+// none. docs/collector.md says what still differs from the OTLP path.
 //
 // Cost: one pass over the payload; allocates the pdata. Safe for
 // concurrent use with other readers of p.
@@ -59,7 +63,7 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 			continue
 		}
 		start := pcommon.NewTimestampFromTime(v.Start)
-		if delta {
+		if delta && p.Start.After(v.Start) {
 			start = pcommon.NewTimestampFromTime(p.Start)
 		}
 		mm := v.Metric()
@@ -102,24 +106,28 @@ func (c *rowConv) each(n int) {
 	} else {
 		c.numbers.EnsureCapacity(n)
 	}
-	rs := c.v.RowStarts // rows re-created after eviction start on their own
+	// Rows with a start of their own: cumulative, re-created after
+	// eviction (the point starts there); delta, a distribution's first
+	// export (the point has min and max).
+	rs := c.v.RowStarts
 	for i := range c.v.Rows {
-		start := c.start
+		start, own := c.start, false
 		if len(rs) > 0 && rs[0].Row == i {
 			if !c.delta {
 				start = pcommon.NewTimestampFromTime(rs[0].Start)
 			}
+			own = true
 			rs = rs[1:]
 		}
-		c.row(&c.v.Rows[i], false, start)
+		c.row(&c.v.Rows[i], false, start, own)
 	}
 	if c.v.Overflow != nil { // last, as the OTLP exporter writes it
-		c.row(c.v.Overflow, true, c.start)
+		c.row(c.v.Overflow, true, c.start, false)
 	}
 }
 
-// row appends r's data point, starting at start.
-func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp) {
+// row appends r's data point, starting at start; own: r carries a start.
+func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own bool) {
 	var attrs pcommon.Map
 	v := c.v
 	if v.Aggregation == wire.Distribution {
@@ -132,7 +140,7 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp) {
 		}
 		dp.BucketCounts().FromRaw(r.Buckets)
 		dp.ExplicitBounds().FromRaw(v.Bounds)
-		if !c.delta {
+		if !c.delta || own { // a delta's min and max are the interval's on its series' first export
 			dp.SetMin(r.Min)
 			dp.SetMax(r.Max)
 		}
@@ -146,10 +154,14 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp) {
 		switch v.Aggregation {
 		case wire.Count:
 			dp.SetIntValue(int64(r.Count))
-		case wire.Sum:
-			dp.SetDoubleValue(r.Sum)
 		default:
-			dp.SetDoubleValue(r.Value)
+			if i, ok := v.IntValue(r); ok {
+				dp.SetIntValue(i)
+			} else if v.Aggregation == wire.Sum {
+				dp.SetDoubleValue(r.Sum)
+			} else {
+				dp.SetDoubleValue(r.Value)
+			}
 		}
 		attrs = dp.Attributes()
 	}

@@ -3,9 +3,11 @@ package zerostatreceiver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,19 +50,29 @@ func startOTLP(t testing.TB, sink *consumertest.MetricsSink) string {
 	return "http://" + addr + "/v1/metrics"
 }
 
-// workload registers one view of each aggregation, with tag keys, and
-// returns a function recording a round of values into them.
-func workload(t testing.TB, prefix string, rows int) func() {
+// workload registers a view of each aggregation over an Int64 and a
+// Float64 measure (Count views with their measure's description and with
+// their own), with two tag keys, and returns a function recording a round
+// of values: into every series (all true), or into all but the ephemeral
+// ones (every fifth), which an evicting reader then frees. A third of the
+// series have no code tag (an absent value). Int64 values are integers;
+// Float64 values are integral in some rounds, fractional in others.
+func workload(t testing.TB, prefix string, rows int) (record func(all bool)) {
 	t.Helper()
 	kRoute, kCode := tag.MustNewKey("route"), tag.MustNewKey("code")
 	lat := stats.Float64(prefix+"latency", "Latency", stats.UnitMilliseconds)
-	size := stats.Float64(prefix+"size", "Size", stats.UnitBytes)
-	depth := stats.Float64(prefix+"depth", "Depth", stats.UnitDimensionless)
+	size := stats.Int64(prefix+"size", "Size", stats.UnitBytes)
+	keys := []tag.Key{kRoute, kCode}
 	views := []*view.View{
-		{Name: prefix + "requests", Description: "Requests", Measure: lat, TagKeys: []tag.Key{kRoute, kCode}, Aggregation: view.Count()},
-		{Name: prefix + "latency", Measure: lat, TagKeys: []tag.Key{kRoute}, Aggregation: view.Distribution(1, 5, 10, 50)},
-		{Name: prefix + "bytes", Measure: size, TagKeys: []tag.Key{kRoute}, Aggregation: view.Sum()},
-		{Name: prefix + "depth", Measure: depth, TagKeys: []tag.Key{kCode}, Aggregation: view.LastValue()},
+		{Name: prefix + "f/count", Measure: lat, TagKeys: keys, Aggregation: view.Count()}, // the measure's description
+		{Name: prefix + "f/sum", Measure: lat, TagKeys: keys, Aggregation: view.Sum()},
+		{Name: prefix + "f/last", Measure: lat, TagKeys: keys, Aggregation: view.LastValue()},
+		{Name: prefix + "f/dist", Measure: lat, TagKeys: keys, Aggregation: view.Distribution(1, 5, 10, 50)},
+		{Name: prefix + "i/count", Description: "Requests", Measure: size, TagKeys: keys, Aggregation: view.Count()},
+		{Name: prefix + "i/count2", Measure: size, TagKeys: []tag.Key{kCode}, Aggregation: view.Count()},
+		{Name: prefix + "i/sum", Measure: size, TagKeys: keys, Aggregation: view.Sum()},
+		{Name: prefix + "i/last", Description: "Last size", Measure: size, TagKeys: keys, Aggregation: view.LastValue()},
+		{Name: prefix + "i/dist", Measure: size, TagKeys: keys, Aggregation: view.Distribution(100, 1000)},
 	}
 	if err := view.Register(views...); err != nil {
 		t.Fatal(err)
@@ -68,8 +80,8 @@ func workload(t testing.TB, prefix string, rows int) func() {
 	t.Cleanup(func() { view.Unregister(views...) })
 	ctxs := make([]context.Context, rows)
 	for i := range ctxs {
-		m := []tag.Mutator{tag.Upsert(kRoute, "/r"+string(rune('a'+i%26))+strings.Repeat("x", i/26))}
-		if i%3 != 0 { // some rows without a code: an absent key
+		m := []tag.Mutator{tag.Upsert(kRoute, "/r"+strconv.Itoa(i))}
+		if i%3 != 0 { // some rows without a code: an absent value
 			m = append(m, tag.Upsert(kCode, []string{"200", "404", "500"}[i%3]))
 		}
 		ctx, err := tag.New(context.Background(), m...)
@@ -79,19 +91,36 @@ func workload(t testing.TB, prefix string, rows int) func() {
 		ctxs[i] = ctx
 	}
 	round := 0
-	return func() {
+	return func(all bool) {
 		round++
 		for i, ctx := range ctxs {
-			v := float64((i*7+round)%60) + 0.5
-			stats.Record(ctx, lat.M(v), size.M(float64(100*i+round)), depth.M(float64(i-round)))
+			if i%5 == 4 && !all { // ephemeral
+				continue
+			}
+			f := float64((i*7+round)%60) + 0.5*float64(round%2) // integral in even rounds
+			stats.Record(ctx, lat.M(f), size.M(int64(100*i-round*round)))
 		}
 	}
 }
 
 // normalize sorts md's metrics by name and their points by attributes,
-// and zeroes the timestamps (compared apart), so two exports of the same
-// data compare equal.
-func normalize(md pmetric.Metrics) {
+// and makes the times of one export comparable with another's of the
+// same data: it checks that every point ends at end (then zeroed), and
+// replaces a start at prevEnd (the previous export's end: a delta
+// interval's start, which each exporter takes at its own instant) by 1.
+// Every other start (a view's registration, a series' creation) is the
+// same instant in any export of the same views and is kept.
+func normalize(t testing.TB, md pmetric.Metrics, end, prevEnd pcommon.Timestamp) {
+	t.Helper()
+	fix := func(name string, start, ts pcommon.Timestamp, setStart, setTime func(pcommon.Timestamp)) {
+		if ts != end {
+			t.Errorf("%s: a point ends at %v; want the export's %v", name, ts, end)
+		}
+		setTime(0)
+		if prevEnd != 0 && start == prevEnd {
+			setStart(1)
+		}
+	}
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()
@@ -100,29 +129,28 @@ func normalize(md pmetric.Metrics) {
 			ms.Sort(func(a, b pmetric.Metric) bool { return a.Name() < b.Name() })
 			for k := range ms.Len() {
 				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
 				switch m.Type() {
 				case pmetric.MetricTypeSum:
-					sortNumbers(m.Sum().DataPoints())
+					dps = m.Sum().DataPoints()
 				case pmetric.MetricTypeGauge:
-					sortNumbers(m.Gauge().DataPoints())
+					dps = m.Gauge().DataPoints()
 				case pmetric.MetricTypeHistogram:
-					dps := m.Histogram().DataPoints()
-					dps.Sort(func(a, b pmetric.HistogramDataPoint) bool { return attrKey(a.Attributes()) < attrKey(b.Attributes()) })
-					for l := range dps.Len() {
-						dps.At(l).SetStartTimestamp(0)
-						dps.At(l).SetTimestamp(0)
+					hs := m.Histogram().DataPoints()
+					hs.Sort(func(a, b pmetric.HistogramDataPoint) bool { return attrKey(a.Attributes()) < attrKey(b.Attributes()) })
+					for l := range hs.Len() {
+						dp := hs.At(l)
+						fix(m.Name(), dp.StartTimestamp(), dp.Timestamp(), dp.SetStartTimestamp, dp.SetTimestamp)
 					}
+					continue
+				}
+				dps.Sort(func(a, b pmetric.NumberDataPoint) bool { return attrKey(a.Attributes()) < attrKey(b.Attributes()) })
+				for l := range dps.Len() {
+					dp := dps.At(l)
+					fix(m.Name(), dp.StartTimestamp(), dp.Timestamp(), dp.SetStartTimestamp, dp.SetTimestamp)
 				}
 			}
 		}
-	}
-}
-
-func sortNumbers(dps pmetric.NumberDataPointSlice) {
-	dps.Sort(func(a, b pmetric.NumberDataPoint) bool { return attrKey(a.Attributes()) < attrKey(b.Attributes()) })
-	for l := range dps.Len() {
-		dps.At(l).SetStartTimestamp(0)
-		dps.At(l).SetTimestamp(0)
 	}
 }
 
@@ -144,16 +172,38 @@ func toJSON(t testing.TB, md pmetric.Metrics) string {
 	return string(b)
 }
 
-// TestSamePdataAsOTLP: the same views and recordings, sent as msgpack to
-// this receiver and as OTLP (zerostat's encoder) to the Collector's otlp
-// receiver, give identical pdata, cumulative and delta: names, types,
-// monotonicity, units, descriptions, temporality, attributes, values,
-// buckets, resource and scope. Timestamps are compared apart
-// (TestTimestamps): the two snapshots are taken at different instants.
+// rowStarts counts the rows of p's views under prefix that carry a start.
+func rowStarts(p *wire.Payload, prefix string) int {
+	n := 0
+	for _, v := range p.Views {
+		if strings.HasPrefix(v.Name, prefix) {
+			n += len(v.RowStarts)
+		}
+	}
+	return n
+}
+
+// TestSamePdataAsOTLP (issue 17): the same views and recordings, sent as
+// msgpack to this receiver and as OTLP (zerostat's encoder) to the
+// Collector's otlp receiver, give identical pdata, cumulative and delta,
+// in a first export and in later ones: names, types, monotonicity, units,
+// descriptions (a Count view's from its measure's), temporality,
+// attributes (absent values left out), integer and double values, counts,
+// sums, buckets, min and max, resource, scope, and start times, those of
+// views and those of series re-created after eviction (only a delta
+// interval's start, each exporter's previous export instant, is mapped to
+// one token; see normalize).
+//
+// Between the first and the last export an evicting delta exporter frees
+// the ephemeral series (every fifth), which the last round re-creates: a
+// cumulative point of such a series starts at its re-creation (a reset),
+// a delta histogram point of it has min and max (its series' whole life).
 func TestSamePdataAsOTLP(t *testing.T) {
 	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
 		t.Run(temporality.String(), func(t *testing.T) {
-			record := workload(t, "same/"+temporality.String()+"/", 40)
+			prefix := "same/" + temporality.String() + "/"
+			const rows = 40
+			record := workload(t, prefix, rows)
 			res := exporter.Resource{ServiceName: "svc", Host: "h", PID: 42, Attributes: []wire.Attribute{{Key: "deployment", Value: "test"}}}
 			zsSink, otlpSink := new(consumertest.MetricsSink), new(consumertest.MetricsSink)
 			zsURL, otlpURL := start(t, zsSink, nil), startOTLP(t, otlpSink)
@@ -170,35 +220,95 @@ func TestSamePdataAsOTLP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Two rounds: the second delta export covers only round 2,
-			// and a distribution's min and max then cover more than the
-			// interval in both (OTLP leaves them out; see Convert).
-			for round := 1; round <= 2; round++ {
-				record()
+			evictor, err := exporter.New(exporter.FuncSink(func(context.Context, exporter.Payload) error { return nil }),
+				exporter.Options{Temporality: exporter.Delta, EvictIdleAfter: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			evict := func() {
+				if err := evictor.Export(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var zsPrev, otPrev pcommon.Timestamp
+			var payloads []*wire.Payload
+			exportBoth := func() {
+				t.Helper()
 				if err := msgExp.Export(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				body := enc.Encode(time.Now())
+				end := time.Now()
+				body := enc.Encode(end)
 				if s, _, msg := post(t, zsURL, wire.ContentType, "", bytes.NewReader(payload)); s != 204 {
 					t.Fatalf("zerostat receiver: %d %s", s, msg)
 				}
 				if s, _, msg := post(t, otlpURL, "application/x-protobuf", "", bytes.NewReader(body)); s != http.StatusOK {
 					t.Fatalf("otlp receiver: %d %s", s, msg)
 				}
+				p, err := wire.Decode(payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				payloads = append(payloads, p)
+				zs, ot := zsSink.AllMetrics(), otlpSink.AllMetrics()
+				n := len(payloads)
+				if len(zs) != n || len(ot) != n {
+					t.Fatalf("batches: %d zerostat, %d otlp; want %d each", len(zs), len(ot), n)
+				}
+				zsEnd, otEnd := pcommon.NewTimestampFromTime(p.End), pcommon.NewTimestampFromTime(end)
+				a, b := zs[n-1], ot[n-1]
+				normalize(t, a, zsEnd, zsPrev)
+				normalize(t, b, otEnd, otPrev)
+				zsPrev, otPrev = zsEnd, otEnd
+				if a, b := toJSON(t, a), toJSON(t, b); a != b {
+					t.Errorf("export %d: pdata differ:\nzerostat receiver: %s\notlp receiver:     %s", n, a, b)
+				}
 			}
-			zs, ot := zsSink.AllMetrics(), otlpSink.AllMetrics()
-			if len(zs) != 2 || len(ot) != 2 {
-				t.Fatalf("batches: %d zerostat, %d otlp; want 2 each", len(zs), len(ot))
+
+			record(true)
+			exportBoth() // every series' first export
+			evict()      // the evictor's first read
+			record(false)
+			evict() // the ephemeral series, unchanged, are sealed
+			record(false)
+			exportBoth() // reads them sealed (nothing new: no delta point)
+			record(false)
+			evict() // reads them sealed: freed
+			record(true)
+			exportBoth() // the ephemeral series re-created
+
+			// The payloads said what makes the points identical.
+			ephemeral := rows / 5
+			var want [3]int
+			switch temporality {
+			case wire.Cumulative: // the re-created rows of the Count (over route), Sum and Distribution views
+				want = [3]int{0, 0, ephemeral * 6}
+			case wire.Delta: // first exports of distribution rows
+				want = [3]int{rows * 2, 0, ephemeral * 2}
 			}
-			// 40 rows of each view by route; the gauge by code: 404, 500
-			// and absent.
-			if n := zs[1].DataPointCount(); n != 3*40+3 {
-				t.Errorf("%d points; want %d", n, 3*40+3)
+			for i, p := range payloads {
+				if n := rowStarts(p, prefix); n != want[i] {
+					t.Errorf("export %d: %d rows with a start; want %d", i+1, n, want[i])
+				}
 			}
-			normalize(zs[1])
-			normalize(ot[1])
-			if a, b := toJSON(t, zs[1]), toJSON(t, ot[1]); a != b {
-				t.Errorf("pdata differ:\nzerostat receiver: %s\notlp receiver:     %s", a, b)
+			if d := payloads[2].Views; len(d) == 0 {
+				t.Fatal("no views")
+			}
+			var sawInt, sawCountHelp bool
+			for _, v := range payloads[0].Views {
+				switch v.Name {
+				case prefix + "i/sum", prefix + "i/last":
+					sawInt = v.Int
+				case prefix + "f/count":
+					sawCountHelp = v.Description == "Count of "+prefix+"latency recordings: Latency"
+				case prefix + "f/sum", prefix + "f/last":
+					if v.Int {
+						t.Errorf("%s: a Float64 measure's values in integer form", v.Name)
+					}
+				}
+			}
+			if !sawInt || !sawCountHelp {
+				t.Errorf("payload: Int64 values as integers %v, Count description from the mapping %v; want both", sawInt, sawCountHelp)
 			}
 		})
 	}
@@ -286,26 +396,28 @@ func TestConvertEdges(t *testing.T) {
 	}
 }
 
-// TestWhereThePayloadIsSilent pins the differences from the OTLP path
-// that docs/collector.md lists: an Int64 measure's Sum has double points
-// here (integers in OTLP), and a cumulative point starts at its view's
-// registration (OTLP: at its series' creation, later).
-func TestWhereThePayloadIsSilent(t *testing.T) {
-	m := stats.Int64("silent/bytes", "Bytes", stats.UnitBytes)
-	v := &view.View{Name: "silent/bytes", Measure: m, Aggregation: view.Sum()}
-	if err := view.Register(v); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { view.Unregister(v) })
-	stats.Record(context.Background(), m.M(7))
-
-	p, err := wire.Decode(export(t))
+// bothPaths exports the registered views once each way, in process: as
+// msgpack, decoded and converted (ours, and the payload p), and as
+// zerostat's OTLP, unmarshalled as the otlp receiver does (theirs).
+func bothPaths(t *testing.T, temporality wire.Temporality) (p *wire.Payload, ours, theirs pmetric.Metrics) {
+	t.Helper()
+	var data []byte
+	msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, pl exporter.Payload) error {
+		data = bytes.Clone(pl.Data)
+		return nil
+	}), exporter.Options{Temporality: temporality})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := pmetric.NewMetrics()
+	if err := msgExp.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = wire.Decode(data); err != nil {
+		t.Fatal(err)
+	}
+	ours = pmetric.NewMetrics()
 	Convert(p, ours)
-	enc, err := otlp.NewEncoder(otlp.Cumulative, exporter.Resource{})
+	enc, err := otlp.NewEncoder(temporality, exporter.Resource{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,29 +425,134 @@ func TestWhereThePayloadIsSilent(t *testing.T) {
 	if err := req.UnmarshalProto(enc.Encode(time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	find := func(md pmetric.Metrics) pmetric.NumberDataPoint {
-		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
-		for i := range ms.Len() {
-			if ms.At(i).Name() == "silent/bytes" {
-				return ms.At(i).Sum().DataPoints().At(0)
+	return p, ours, req.Metrics()
+}
+
+// findMetric returns md's metric name.
+func findMetric(t *testing.T, md pmetric.Metrics, name string) pmetric.Metric {
+	t.Helper()
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := range ms.Len() {
+		if ms.At(i).Name() == name {
+			return ms.At(i)
+		}
+	}
+	t.Fatalf("%s not found", name)
+	return pmetric.Metric{}
+}
+
+// TestFormerDifferences (issue 17): what the msgpack path once left out or
+// said otherwise is now what the OTLP path says, checked on pdata made in
+// process from one set of views: an Int64 measure's Sum and LastValue are
+// integers, a Float64 measure's doubles even when integral; a cumulative
+// point starts at its view's registration on both; a Count view's
+// description is its measure's mapped one; a delta histogram's first
+// export has min and max; the scope has a name and no version.
+func TestFormerDifferences(t *testing.T) {
+	im := stats.Int64("former/bytes", "Bytes", stats.UnitBytes)
+	fm := stats.Float64("former/ms", "Latency", stats.UnitMilliseconds)
+	views := []*view.View{
+		{Name: "former/isum", Measure: im, Aggregation: view.Sum()},
+		{Name: "former/ilast", Measure: im, Aggregation: view.LastValue()},
+		{Name: "former/fsum", Measure: fm, Aggregation: view.Sum()},
+		{Name: "former/count", Measure: fm, Aggregation: view.Count()},
+		{Name: "former/dist", Measure: fm, Aggregation: view.Distribution(10)},
+	}
+	if err := view.Register(views...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(views...) })
+	stats.Record(context.Background(), im.M(7), fm.M(3), fm.M(4))
+
+	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
+		p, ours, theirs := bothPaths(t, temporality)
+		find := func(md pmetric.Metrics, name string) pmetric.Metric { return findMetric(t, md, name) }
+		viewStart := map[string]pcommon.Timestamp{}
+		for _, v := range p.Views {
+			viewStart[v.Name] = pcommon.NewTimestampFromTime(v.Start)
+		}
+		for _, c := range []struct {
+			name  string
+			typ   pmetric.NumberDataPointValueType
+			value string
+		}{
+			{"former/isum", pmetric.NumberDataPointValueTypeInt, "7"},
+			{"former/ilast", pmetric.NumberDataPointValueTypeInt, "7"},
+			{"former/fsum", pmetric.NumberDataPointValueTypeDouble, "7"},
+		} {
+			for side, md := range map[string]pmetric.Metrics{"msgpack": ours, "otlp": theirs} {
+				m := find(md, c.name)
+				var dp pmetric.NumberDataPoint
+				if m.Type() == pmetric.MetricTypeSum {
+					dp = m.Sum().DataPoints().At(0)
+					if want := viewStart[c.name]; want == 0 || dp.StartTimestamp() != want {
+						t.Errorf("%v %s %s: start %v; want the view's %v", temporality, side, c.name, dp.StartTimestamp(), want)
+					}
+				} else {
+					dp = m.Gauge().DataPoints().At(0)
+				}
+				if dp.ValueType() != c.typ || fmt.Sprint(dp.IntValue()+int64(dp.DoubleValue())) != c.value {
+					t.Errorf("%v %s %s: %v %v %v; want %v %s", temporality, side, c.name, dp.ValueType(), dp.IntValue(), dp.DoubleValue(), c.typ, c.value)
+				}
 			}
 		}
-		t.Fatal("silent/bytes not found")
-		return pmetric.NumberDataPoint{}
-	}
-	a, b := find(ours), find(req.Metrics())
-	if a.ValueType() != pmetric.NumberDataPointValueTypeDouble || a.DoubleValue() != 7 ||
-		b.ValueType() != pmetric.NumberDataPointValueTypeInt || b.IntValue() != 7 {
-		t.Errorf("Int64 sum: ours %v %v, OTLP %v %v; want double 7 and int 7", a.ValueType(), a.DoubleValue(), b.ValueType(), b.IntValue())
-	}
-	var viewStart time.Time
-	for _, pv := range p.Views {
-		if pv.Name == "silent/bytes" {
-			viewStart = pv.Start
+		for side, md := range map[string]pmetric.Metrics{"msgpack": ours, "otlp": theirs} {
+			if d := find(md, "former/count").Description(); d != "Count of former/ms recordings: Latency" {
+				t.Errorf("%v %s: count description %q", temporality, side, d)
+			}
+			if h := find(md, "former/dist").Histogram().DataPoints().At(0); !h.HasMin() || !h.HasMax() || h.Min() != 3 || h.Max() != 4 {
+				t.Errorf("%v %s: histogram min %v (%v), max %v (%v); want 3 and 4", temporality, side, h.Min(), h.HasMin(), h.Max(), h.HasMax())
+			}
+			if sc := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Scope(); sc.Name() != otlp.ScopeName || sc.Version() != "" {
+				t.Errorf("%v %s: scope %q %q; want %q, no version", temporality, side, sc.Name(), sc.Version(), otlp.ScopeName)
+			}
 		}
 	}
-	if !a.StartTimestamp().AsTime().Equal(viewStart) || b.StartTimestamp() < a.StartTimestamp() {
-		t.Errorf("start: ours %v, OTLP %v; want ours the view's (%v), OTLP's the series' (not earlier)",
-			a.StartTimestamp(), b.StartTimestamp(), viewStart)
+}
+
+// TestStillDiffers pins what the payload cannot say (docs/collector.md,
+// "Same pdata"), so that a change to either path that closes or widens
+// the gap is seen: an up-down Sum (view.UpDownSum) is non-monotonic over
+// OTLP and monotonic (its values being positive) through the payload,
+// whose aggregation numbers have no up-down sum; a delta histogram's
+// overflow point has min and max on its first export over OTLP and none
+// through the payload, whose overflow row cannot carry a start.
+func TestStillDiffers(t *testing.T) {
+	k := tag.MustNewKey("k")
+	m := stats.Int64("differs/m", "", stats.UnitBytes)
+	views := []*view.View{
+		{Name: "differs/updown", Measure: m, Aggregation: view.UpDownSum()},
+		{Name: "differs/dist", Measure: m, TagKeys: []tag.Key{k}, Aggregation: view.Distribution(10), CardinalityLimit: 1},
+	}
+	if err := view.Register(views...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(views...) })
+	for _, v := range []string{"a", "b"} { // b overflows
+		ctx, err := tag.New(context.Background(), tag.Upsert(k, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(ctx, m.M(5))
+	}
+	_, ours, theirs := bothPaths(t, wire.Delta)
+	find := func(md pmetric.Metrics, name string) pmetric.Metric { return findMetric(t, md, name) }
+	if a, b := find(ours, "differs/updown").Sum().IsMonotonic(), find(theirs, "differs/updown").Sum().IsMonotonic(); !a || b {
+		t.Errorf("up-down sum monotonic: msgpack %v, OTLP %v; want true, false", a, b)
+	}
+	overflowMinMax := func(md pmetric.Metrics) (has bool, points int) {
+		dps := find(md, "differs/dist").Histogram().DataPoints()
+		for i := range dps.Len() {
+			if _, ok := dps.At(i).Attributes().Get(otlp.OverflowAttribute); ok {
+				return dps.At(i).HasMin() && dps.At(i).HasMax(), dps.Len()
+			}
+		}
+		t.Fatal("no overflow point")
+		return false, 0
+	}
+	a, na := overflowMinMax(ours)
+	b, nb := overflowMinMax(theirs)
+	if a || !b || na != 2 || nb != 2 {
+		t.Errorf("delta overflow point's min and max: msgpack %v, OTLP %v (%d, %d points); want false, true (2 each)", a, b, na, nb)
 	}
 }

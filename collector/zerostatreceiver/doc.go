@@ -50,8 +50,9 @@
 //
 // Convert maps a payload onto pdata as zerostat's OTLP exporter maps the
 // same views (the one mapping, exposed as wire.View.Metric); the same
-// workload sent both ways gives identical pdata but for what the payload
-// does not carry (listed at Convert and in docs/collector.md).
+// workload sent both ways gives identical pdata, start times included
+// (TestSamePdataAsOTLP), but for the few cases docs/collector.md lists
+// ("Same pdata"), which the payload cannot say.
 //
 // The receiver is safe for concurrent requests; Start and Shutdown are
 // called once each by the Collector.

@@ -94,12 +94,16 @@
 //     sum, bucket counts, min and max of each series.
 //
 // Sums and histograms are cumulative (as OpenCensus reports them; a point
-// starts when its series was created) or delta (Options.Temporality, or
+// starts when its view was registered, as an OpenTelemetry SDK's starts at
+// its aggregation's start, or, for a series re-created after eviction,
+// when it was: a reset) or delta (Options.Temporality, or
 // Options.TemporalityPreference delta or lowmemory; a point covers the
 // time since the previous export, and series with nothing new are left
 // out). The resource has the attributes service.name,
 // host.name, process.pid and those of Options.Resource; the instrumentation
-// scope is ScopeName, with the module's version. A view past its
+// scope is ScopeName, without a version: the msgpack payload carries none,
+// and the same views reach the OpenTelemetry Collector as the same pdata
+// by either path (put a version in Options.Resource, which both carry). A view past its
 // cardinality limit has one more data point, the overflow series, with
 // the attribute otel.metric.overflow=true.
 //

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter"
@@ -16,34 +14,9 @@ import (
 	"github.com/zerostat/zerostat/stats"
 )
 
-// ScopeName is the instrumentation scope name of every metric written.
+// ScopeName is the instrumentation scope name of every metric written. The
+// scope has no version (see the package documentation).
 const ScopeName = "github.com/zerostat/zerostat"
-
-// ScopeVersion returns the instrumentation scope version written: the
-// version of module github.com/zerostat/zerostat in the binary's build
-// information, or "" when it has none (a development build). It is read
-// once.
-func ScopeVersion() string { return scopeVersion() }
-
-var scopeVersion = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	v := ""
-	if bi.Main.Path == ScopeName {
-		v = bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == ScopeName {
-			v = d.Version
-		}
-	}
-	if v == "(devel)" {
-		v = ""
-	}
-	return v
-})
 
 // OverflowAttribute is the attribute, with the value true, of the data
 // point that aggregates the recordings of a view beyond its cardinality
@@ -62,7 +35,7 @@ var overflowAttr = func() []byte {
 // its values and the size of its encoded message.
 type point struct {
 	s          *core.Series
-	start      uint64  // start_time_unix_nano: the series' start (cumulative) or the interval's (delta)
+	start      uint64  // start_time_unix_nano: delta.CumulativeStart (cumulative) or the interval's (delta)
 	overflow   bool    // s is the view's overflow series
 	count      uint64  // Count; a distribution's count
 	value      float64 // Sum, LastValue; a distribution's sum
@@ -86,8 +59,9 @@ type point struct {
 // Gauge (integers for an Int64 measure); a Distribution view a Histogram
 // with explicit bounds, count, sum, bucket counts, min and max, in the
 // measure's unit. Each series is one data point, with its tag values as
-// string attributes (absent keys left out), starting when the series was
-// created (cumulative) or at the previous export (delta); a view's
+// string attributes (absent keys left out), starting when the view was
+// registered, or for a series re-created after eviction when it was
+// (cumulative: delta.CumulativeStart), or at the previous export (delta); a view's
 // overflow series has the attribute otel.metric.overflow=true. A
 // histogram point carries its buckets' exemplars (the latest value
 // recorded with attachments per bucket, see stats.WithAttachments: value,
@@ -154,10 +128,9 @@ func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*En
 	e.resource = append(appendLen(nil, tagRMResource, len(attrs)), attrs...)
 
 	var scope []byte
+	// The name only: no version, as the msgpack payload, which carries
+	// none, reaches the Collector (docs/collector.md, "Same pdata").
 	scope = appendString(scope, tagScopeName, ScopeName)
-	if v := ScopeVersion(); v != "" {
-		scope = appendString(scope, tagScopeVersion, v)
-	}
 	e.scope = append(appendLen(nil, tagSMScope, len(scope)), scope...)
 
 	// The request's head: two tags with their lengths (at most 10 bytes
@@ -322,8 +295,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	monotonic := m.Monotonic
 	for _, s := range e.series {
 		p := point{s: s, overflow: s == overflow, start: start}
-		if st == nil { // cumulative: since the series began
-			p.start = uint64(s.Start().UnixNano())
+		if st == nil { // cumulative: the view's start, or a reset's
+			cs, _ := delta.CumulativeStart(a, s)
+			p.start = uint64(cs.UnixNano())
 		}
 		if !e.read(kind, s, st, &p) {
 			continue
@@ -509,10 +483,8 @@ func appendExemplar(b []byte, x *core.Exemplar) []byte {
 // Int64 measure, unless a Float64 measure of the same name recorded into
 // the view), as_double otherwise. Both are 8-byte fields.
 func appendNumber(b []byte, isInt bool, v float64) []byte {
-	if isInt {
-		if i, ok := promname.IntValue(v); ok {
-			return appendFixed(b, tagNDPAsInt, uint64(i))
-		}
+	if i, ok := promname.IntPoint(isInt, v); ok {
+		return appendFixed(b, tagNDPAsInt, uint64(i))
 	}
 	return appendFixed(b, tagNDPAsDouble, math.Float64bits(v))
 }

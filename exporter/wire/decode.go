@@ -124,6 +124,19 @@ func (d *decoder) float() (float64, error) {
 	return v, nil
 }
 
+// number reads a float, or an integer (converted), a Sum's or LastValue's
+// value of v; an integer (an Int64 measure's integral value) sets v.Int.
+func (d *decoder) number(v *View) (float64, error) {
+	t, err := d.r.NextType()
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	if t == msgpack.IntType {
+		v.Int = true
+	}
+	return d.float()
+}
+
 func (d *decoder) str() (string, error) {
 	id, err := d.r.ReadUint()
 	if err != nil {
@@ -452,11 +465,11 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 		return err
 	case Sum:
 		d.path = ".sum"
-		r.Sum, err = d.float()
+		r.Sum, err = d.number(v)
 		return err
 	case LastValue:
 		d.path = ".value"
-		r.Value, err = d.float()
+		r.Value, err = d.number(v)
 		return err
 	}
 	d.path = ".count"

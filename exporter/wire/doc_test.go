@@ -53,7 +53,8 @@ func TestDocExample(t *testing.T) {
 		row.SumOfSquaredDev != 1507.5416666666665 || len(row.Buckets) != 3 || row.Buckets[0] != 2 || row.Buckets[1] != 1 {
 		t.Errorf("distribution row %+v", row)
 	}
-	if r.Name != "requests" || r.Aggregation != wire.Count || r.Rows[0].Count != 3 {
+	if r.Name != "requests" || r.Aggregation != wire.Count || r.Rows[0].Count != 3 ||
+		r.Description != "Count of latency recordings: Request latency" {
 		t.Errorf("view 1 %+v", r)
 	}
 	if p.Resource[0] != (wire.Attribute{Key: "service.name", Value: "svc"}) || p.Resource[2].Value != "7" {

@@ -34,13 +34,15 @@ func (t MetricType) String() string {
 // uses; docs/metric-mapping.md), for a reader that turns payloads into
 // another data model, as the OpenTelemetry Collector receiver does.
 //
-// A payload carries the view, not its measure, so three things the
-// exporters know are not known here: whether the measure is an Int64 one
-// (Int is true for Count views only; a Sum or LastValue of an Int64
-// measure reads as floats, exact below 2^53), the measure's description
-// (a Count view whose description is its measure's keeps it as Help, where
-// the OTLP exporter writes "Count of <measure> recordings: ..."), and the
-// bucket rule (view.DistributionUpperInclusive).
+// A payload carries the view, not its measure. What the exporters read of
+// the measure reaches it through the writer: whether the measure is an
+// Int64 one, from the integer form of its values (View.Int: a view none
+// of whose values was written as an integer reads as a Float64 one, which
+// changes no point, see View.IntValue), and the description, which the
+// msgpack exporter writes as the mapping gives it ("Count of <measure>
+// recordings: ..." for a Count view that took its measure's). Not known
+// here: the bucket rule (view.DistributionUpperInclusive) and whether a
+// Sum is an up-down one (view.UpDownSum).
 type Metric struct {
 	Type MetricType
 	// Monotonic: a Count view's is always; a Sum view's unless one of
@@ -48,7 +50,7 @@ type Metric struct {
 	// export, the Sum is non-monotonic for this payload only).
 	Monotonic bool
 	Unit      string // UCUM: "1" for a Count, the view's otherwise
-	Int       bool   // integer points (a Count's)
+	Int       bool   // integer points: a Count's, a Sum's or LastValue's with View.Int
 	Help      string // the view's description, valid UTF-8
 }
 
@@ -68,7 +70,7 @@ func (v *View) Metric() Metric {
 	default:
 		return Metric{}
 	}
-	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description}.Metric()
+	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description, Int: v.Int}.Metric()
 	m := Metric{Monotonic: pm.Monotonic, Unit: pm.Unit, Int: pm.Int, Help: pm.Help}
 	switch pm.Type {
 	case promname.Counter:

@@ -23,6 +23,8 @@ import (
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/zerostat/zerostat/internal/promname"
 )
 
 // Version is the format version this package writes and reads.
@@ -118,11 +120,35 @@ type View struct {
 	// RowStarts are the rows that carry a start of their own, by
 	// increasing Row index (see RowStart). Usually empty.
 	RowStarts []RowStart
+	// Int reports that a value of the view (a Sum's or LastValue's, of a
+	// row or the overflow row) was written as an integer: the view's
+	// measure is an Int64 one, and the writer (zerostat's msgpack
+	// exporter) writes an integer exactly where zerostat's OTLP exporter
+	// writes an as_int point. See IntValue.
+	Int bool
 }
 
-// RowStart is the start of a row whose values began after its view's:
-// a cumulative row of a series created after a series of its view was
-// evicted, which may restart the values of a freed row with the same tags.
+// IntValue returns row r's value (a Sum's or LastValue's) as an integer,
+// and true, when it is an integer point: the view is an Int one and the
+// value an integer an int64 holds, the rule by which zerostat's OTLP
+// exporter writes as_int (a value the writer wrote as a float, in a view
+// that has integers, is not integral). Cost: a few comparisons.
+func (v *View) IntValue(r *Row) (int64, bool) {
+	switch v.Aggregation {
+	case Sum:
+		return promname.IntPoint(v.Int, r.Sum)
+	case LastValue:
+		return promname.IntPoint(v.Int, r.Value)
+	}
+	return 0, false
+}
+
+// RowStart is the start of a row whose values began after its view's: in
+// a cumulative payload, a row of a series created after a series of its
+// view was evicted, which may restart the values of a freed row with the
+// same tags; in a delta payload, a distribution row exported for the first
+// time (its series' creation: its values, min and max included, cover the
+// series' whole life, so its min and max are the interval's).
 type RowStart struct {
 	Row   int // index in View.Rows
 	Start time.Time

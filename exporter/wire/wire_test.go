@@ -374,3 +374,53 @@ func TestDecodeMemoryBounded(t *testing.T) {
 		t.Errorf("a real payload: %v", err)
 	}
 }
+
+// TestIntegerValues: the msgpack exporter writes an Int64 measure's Sum
+// and LastValue values as integers and a Float64 measure's as floats, even
+// integral ones; Decode records the form in View.Int, which Metric and
+// IntValue report, and reads the same numbers either way.
+func TestIntegerValues(t *testing.T) {
+	im := stats.Int64("wire/int", "", stats.UnitBytes)
+	fm := stats.Float64("wire/float", "", stats.UnitBytes)
+	vs := []*view.View{
+		{Name: "wire/isum", Measure: im, Aggregation: view.Sum()},
+		{Name: "wire/ilast", Measure: im, Aggregation: view.LastValue()},
+		{Name: "wire/fsum", Measure: fm, Aggregation: view.Sum()},
+		{Name: "wire/flast", Measure: fm, Aggregation: view.LastValue()},
+		{Name: "wire/idist", Measure: im, Aggregation: view.Distribution(10)},
+	}
+	if err := view.Register(vs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(vs...) })
+	stats.Record(context.Background(), im.M(-7), fm.M(3)) // 3.0: integral, still a float
+	out := wiretest.Export(t)
+	p, err := wire.Decode(out[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"wire/isum": true, "wire/ilast": true, "wire/fsum": false, "wire/flast": false, "wire/idist": false}
+	for i := range p.Views {
+		v := &p.Views[i]
+		isInt, ok := want[v.Name]
+		if !ok {
+			continue
+		}
+		delete(want, v.Name)
+		n, intOK := v.IntValue(&v.Rows[0])
+		if v.Int != isInt || intOK != isInt || v.Metric().Int != isInt {
+			t.Errorf("%s: Int %v, IntValue ok %v, Metric().Int %v; want %v", v.Name, v.Int, intOK, v.Metric().Int, isInt)
+		}
+		if isInt && (n != -7 || v.Rows[0].Sum+v.Rows[0].Value != -7) {
+			t.Errorf("%s: %d (row %+v); want -7", v.Name, n, v.Rows[0])
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("views missing: %v", want)
+	}
+	// A Float64 measure's integral 3.0 is a float32 on the wire (ca
+	// 40400000), never the integer 03.
+	if !bytes.Contains(out[0], []byte{msgpack.Float32, 0x40, 0x40, 0, 0}) {
+		t.Error("no float32 3.0 in the payload")
+	}
+}

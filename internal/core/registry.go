@@ -25,8 +25,16 @@ type View struct {
 	// non-monotonic sum to exporters, never a counter.
 	UpDown bool
 
-	NameID, DescriptionID, UnitID uint32
-	KeyIDs                        []uint32 // ids of Keys
+	// Help is the metric's description as the one mapping gives it
+	// (internal/promname, which the view package asks before AddView):
+	// the view's description, or for a Count view that took its measure's
+	// "Count of <measure> recordings: <description>". The msgpack exporter
+	// writes it as the view's description, so that a payload's reader
+	// gets what the other exporters write. "" means Description.
+	Help string
+
+	NameID, DescriptionID, UnitID, HelpID uint32
+	KeyIDs                                []uint32 // ids of Keys
 }
 
 var registry atomic.Pointer[[]*View]
@@ -47,10 +55,14 @@ func Views() []*View {
 // or per-job views come and go without growing the interner.
 func AddView(v *View) {
 	v.NameID, v.DescriptionID, v.UnitID = internValue(v.Name), internValue(v.Description), internValue(v.Unit)
+	if v.Help == "" {
+		v.Help = v.Description
+	}
+	v.HelpID = internValue(v.Help)
 	// The interned forms, valid UTF-8 (see intern), for readers that
 	// take the strings rather than their ids.
 	t := Interned()
-	v.Name, v.Description, v.Unit = t[v.NameID], t[v.DescriptionID], t[v.UnitID]
+	v.Name, v.Description, v.Unit, v.Help = t[v.NameID], t[v.DescriptionID], t[v.UnitID], t[v.HelpID]
 	v.KeyIDs = make([]uint32, len(v.Keys))
 	for i, k := range v.Keys {
 		v.KeyIDs[i] = internValue(k)
@@ -74,7 +86,7 @@ func RemoveView(v *View) {
 	if len(next) == len(before) {
 		return // not published (or removed already): nothing to release
 	}
-	ids := append([]uint32{v.NameID, v.DescriptionID, v.UnitID}, v.KeyIDs...)
+	ids := append([]uint32{v.NameID, v.DescriptionID, v.UnitID, v.HelpID}, v.KeyIDs...)
 	runtime.AddCleanup(v, releaseValues, ids)
 }
 

@@ -7,6 +7,7 @@ package delta
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
 )
@@ -168,6 +169,24 @@ func (t *Tracker) End() {
 			delete(t.views, a)
 		}
 	}
+}
+
+// CumulativeStart returns when the cumulative values of series s of
+// aggregator a began, as every exporter states it: the aggregator's start
+// (the view's registration), or, for a series created after a series of
+// its view was freed (core.Series.AfterFree), which may restart a freed
+// series' values with the same tags, the series' own creation, so that a
+// backend sees a reset rather than a decrease. own reports the latter:
+// the msgpack exporter then writes the row's start, and the OTLP exporter
+// writes the same start time, so both say the same (OpenTelemetry's SDK,
+// too, starts a cumulative point at its aggregation's start). The overflow
+// series is never freed, and starts with its view. Cost: two atomic loads.
+// Safe for concurrent use.
+func CumulativeStart(a *core.Aggregator, s *core.Series) (start time.Time, own bool) {
+	if s.AfterFree() && s != a.Overflow() {
+		return s.Start(), true
+	}
+	return a.Start(), false
 }
 
 // Read reads s (of an aggregation of kind; buckets has len(bounds)+1 for a

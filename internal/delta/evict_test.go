@@ -233,3 +233,41 @@ func TestNonFiniteSumDelta(t *testing.T) {
 		t.Errorf("evicted %d; want a series recorded every interval kept", a.Evicted())
 	}
 }
+
+// TestCumulativeStart: a series starts with its aggregator until a series
+// of the aggregator is freed; one created after that starts on its own (a
+// reset), the overflow series never does.
+func TestCumulativeStart(t *testing.T) {
+	a := core.NewAggregator(core.KindCount, []string{"k"}, nil, 2)
+	a.RecordTags(tagsOf("k", "x"), 1)
+	a.RecordTags(tagsOf("k", "y"), 1)
+	first := a.AppendSeries(nil)
+	for _, s := range first {
+		if st, own := CumulativeStart(a, s); own || !st.Equal(a.Start()) {
+			t.Errorf("before any free: %v, own %v; want the aggregator's %v", st, own, a.Start())
+		}
+	}
+	tr := NewTracker(1)
+	got := map[string]int64{}
+	for range 3 { // read, seal (unchanged), read sealed and free
+		cycle(tr, a, got)
+	}
+	if a.Len() != 0 {
+		t.Fatalf("%d series left; want both freed", a.Len())
+	}
+	a.RecordTags(tagsOf("k", "x"), 1) // re-created
+	a.RecordTags(tagsOf("k", "y"), 1)
+	a.RecordTags(tagsOf("k", "z"), 1) // past the limit: the overflow series
+	for _, s := range a.AppendSeries(nil) {
+		if st, own := CumulativeStart(a, s); !own || !st.Equal(s.Start()) {
+			t.Errorf("re-created: %v, own %v; want its own %v", st, own, s.Start())
+		}
+	}
+	o := a.Overflow()
+	if o == nil {
+		t.Fatal("no overflow series")
+	}
+	if st, own := CumulativeStart(a, o); own || !st.Equal(a.Start()) || !o.AfterFree() {
+		t.Errorf("overflow: %v, own %v (after free %v); want the aggregator's %v", st, own, o.AfterFree(), a.Start())
+	}
+}

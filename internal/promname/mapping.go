@@ -105,6 +105,20 @@ func IntValue(f float64) (int64, bool) {
 	return int64(f), true
 }
 
+// IntPoint returns v as an integer, and true, when a point of a metric
+// with integer points (Metric.Int) has the value v and an exporter writes
+// it as an integer: when v is an integer an int64 holds (IntValue). Every
+// exporter that distinguishes integer from float points decides with it:
+// OTLP's as_int, the msgpack payload's integer form of a Sum's or a
+// LastValue's value (docs/wire-format.md), and the Collector receiver
+// reading that form back. Cost: a few float comparisons.
+func IntPoint(isInt bool, v float64) (int64, bool) {
+	if !isInt {
+		return 0, false
+	}
+	return IntValue(v)
+}
+
 func validUTF8(s string) string {
 	if utf8.ValidString(s) {
 		return s

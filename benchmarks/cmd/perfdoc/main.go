@@ -377,6 +377,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
 	}
 	writePlugins(r, w)
+	w("%s", collectorSection)
 	if r.hasScale() {
 		writeScale(&b, r, scaleSVGName)
 	}
