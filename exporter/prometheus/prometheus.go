@@ -12,6 +12,7 @@ import (
 
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/selfstats"
 	"github.com/zerostat/zerostat/stats"
@@ -305,7 +306,7 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 		if len(fam.series) == 0 && overflow == nil {
 			continue
 		}
-		ctx := exposition{om: om}
+		ctx := exposition{om: om, agg: v.Agg}
 		if fam.kind == core.KindSum {
 			// Read the values first: the head depends on them, and the
 			// lines must show the values the head was chosen for.
@@ -390,11 +391,13 @@ func b2i(b bool) int {
 type exposition struct {
 	om, untyped bool
 	i           int
+	agg         *core.Aggregator
 }
 
 // appendSeries appends the samples of s, labelled lb. In OpenMetrics a
-// counter or histogram also gets its "_created" sample (the series'
-// start), and a histogram whose values include negative ones (or NaN)
+// counter or histogram also gets its "_created" sample (the start every
+// cumulative path gives it, delta.CumulativeStart: the view's, or the
+// series' own once it may be a re-created one), and a histogram whose values include negative ones (or NaN)
 // has no "_sum" (OpenMetrics 1.0: a histogram's sum is a counter, and
 // counters are never negative); the text format keeps it.
 func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byte, x *exposition) []byte {
@@ -445,7 +448,8 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 	}
 	if x.om && !x.untyped && fam.createdName != "" {
 		dst = appendName(dst, fam.createdName, lb)
-		dst = append(promname.AppendOpenMetricsFloat(dst, float64(s.Start().UnixNano())/1e9), '\n')
+		start, _ := delta.CumulativeStart(x.agg, s)
+		dst = append(promname.AppendOpenMetricsFloat(dst, float64(start.UnixNano())/1e9), '\n')
 	}
 	return dst
 }

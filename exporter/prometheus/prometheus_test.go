@@ -136,9 +136,11 @@ func TestExpositionOpenMetrics(t *testing.T) {
 	}
 	got := linesWith(out, "ns_"+p+"_")
 	// Every counter and histogram series has a _created sample: its
-	// start, in seconds, in the last minute.
+	// start, in seconds, in the last minute; the view's, as OTLP and the
+	// msgpack payload give it (delta.CumulativeStart), so one per family.
 	var kept []string
 	created := 0
+	starts := map[string]string{}
 	for _, l := range strings.SplitAfter(got, "\n") {
 		name, val, _ := strings.Cut(strings.TrimSpace(l), " ")
 		if !strings.Contains(name, "_created") {
@@ -149,6 +151,11 @@ func TestExpositionOpenMetrics(t *testing.T) {
 		if sec, err := strconv.ParseFloat(val, 64); err != nil || math.Abs(sec-float64(time.Now().Unix())) > 60 {
 			t.Errorf("%s: %v, %v; want a start time in seconds", name, sec, err)
 		}
+		fam, _, _ := strings.Cut(name, "{")
+		if prev, ok := starts[fam]; ok && prev != val {
+			t.Errorf("%s: _created %s and %s in one family; want the view's start for each", fam, prev, val)
+		}
+		starts[fam] = val
 	}
 	if created != 3+3+2 {
 		t.Errorf("%d _created samples; want 8 (3 histogram, 3 count, 2 sum series)", created)
