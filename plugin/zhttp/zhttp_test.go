@@ -256,3 +256,50 @@ func TestTransportAllocs(t *testing.T) {
 	}
 	viewtest.Equal(t, "opencensus.io/http/client/completed_count", map[string]float64{"http_client_method=GET,http_client_status=200": 201}) // AllocsPerRun: 200 runs and a warm-up
 }
+
+// TestTransportAtHeaders: with AtHeaders the Transport records when the
+// headers arrive, with the Content-Length as the bytes received, returns
+// the response body as the base gave it, and allocates nothing of its own.
+func TestTransportAtHeaders(t *testing.T) {
+	register(t, zhttp.ClientCompletedCount, zhttp.ClientReceivedBytesDistribution)
+	register(t, zhttp.OTelClientViews...)
+	body := strings.NewReader("")
+	base := &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2}, body: body}
+	tr := &zhttp.Transport{Base: base, AtHeaders: true}
+	req := httptest.NewRequest("GET", "http://example.com/x", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Body != base.resp.Body {
+		t.Error("the response body was wrapped")
+	}
+	// Recorded before the body is read: at the headers.
+	viewtest.Equal(t, "opencensus.io/http/client/completed_count", map[string]float64{"http_client_method=GET,http_client_status=200": 1})
+	rows, err := view.RetrieveData("opencensus.io/http/client/received_bytes")
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("received_bytes: %v rows, %v", len(rows), err)
+	}
+	if d := rows[0].Data.(*view.DistributionData); d.Count != 1 || d.Sum() != 2 {
+		t.Errorf("received_bytes: count %d sum %v; want 1 request of 2 bytes (its Content-Length)", d.Count, d.Sum())
+	}
+	resp.Body.Close()
+	if race.Enabled {
+		return // the race detector allocates
+	}
+	buf := make([]byte, 8)
+	bare := testing.AllocsPerRun(200, func() {
+		resp, _ := base.RoundTrip(req)
+		resp.Body.Read(buf)
+		resp.Body.Close()
+	})
+	wrapped := testing.AllocsPerRun(200, func() {
+		resp, _ := tr.RoundTrip(req)
+		resp.Body.Read(buf)
+		resp.Body.Close()
+	})
+	if wrapped != bare {
+		t.Errorf("allocs per request: %v through the Transport, %v bare; want none added", wrapped, bare)
+	}
+	viewtest.Equal(t, "opencensus.io/http/client/completed_count", map[string]float64{"http_client_method=GET,http_client_status=200": 1 + 201})
+}
