@@ -112,7 +112,7 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Encode|Gzip|RecordDuringExport' -benchmem -count=6 -benchtime=300ms ./encode > out/encode.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HeapPerSeries' -benchmem -count=6 -benchtime=1x . > out/memory.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
-	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|HTTPClient|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	$(MAKE) bench-scale-run
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt

@@ -1,8 +1,10 @@
 package plugins
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,5 +104,106 @@ func TestHTTPServerAllocs(t *testing.T) {
 	t.Logf("allocs per request: %v", allocs)
 	if !raceEnabled && allocs["zerostat"] != allocs["floor"] {
 		t.Errorf("zhttp: %v allocs per request; the bare mux %v", allocs["zerostat"], allocs["floor"])
+	}
+}
+
+// The per-request cost of client instrumentation: one GET through a
+// RoundTripper over a base that answers from memory and allocates
+// nothing, the body read and closed. Rows are BenchmarkHTTPClient/impl=:
+//   - floor: the base alone.
+//   - zerostat: zhttp.Transport, ochttp's default client views and the
+//     OTel client views registered (latency to the body's end: one
+//     allocation, the body wrapper).
+//   - zerostat-atheaders: the same with AtHeaders (recorded at the
+//     headers, as otelhttp and promhttp do: none).
+//   - opencensus: ochttp.Transport, its default client views registered
+//     (its tracing at OpenCensus's default sampler).
+//   - otel: otelhttp.NewTransport, SDK MeterProvider, no-op tracer.
+//   - prometheus: promhttp.InstrumentRoundTripperDuration over
+//     InstrumentRoundTripperCounter, labels code and method.
+
+type cannedRT struct {
+	resp *http.Response
+	body *strings.Reader
+}
+
+func (c *cannedRT) RoundTrip(*http.Request) (*http.Response, error) {
+	c.body.Reset("ok")
+	c.resp.Body = io.NopCloser(c.body)
+	return c.resp, nil
+}
+
+func clientImpls(tb testing.TB) []struct {
+	name string
+	rt   http.RoundTripper
+} {
+	if err := view.Register(append(append([]*view.View(nil), zhttp.DefaultClientViews...), zhttp.OTelClientViews...)...); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { view.Unregister(zhttp.DefaultClientViews...); view.Unregister(zhttp.OTelClientViews...) })
+	if err := ocview.Register(ochttp.DefaultClientViews...); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ocview.Unregister(ochttp.DefaultClientViews...) })
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	reg := prometheus.NewRegistry()
+	dur := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "http_client_request_duration_seconds", Buckets: prometheus.DefBuckets}, []string{"code", "method"})
+	cnt := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_client_requests_total"}, []string{"code", "method"})
+	reg.MustRegister(dur, cnt)
+	base := func() http.RoundTripper {
+		return &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2, Header: http.Header{}}, body: strings.NewReader("")}
+	}
+	return []struct {
+		name string
+		rt   http.RoundTripper
+	}{
+		{"floor", base()},
+		{"zerostat", zhttp.NewTransport(base())},
+		{"zerostat-atheaders", &zhttp.Transport{Base: base(), AtHeaders: true}},
+		{"opencensus", &ochttp.Transport{Base: base()}},
+		{"otel", otelhttp.NewTransport(base(), otelhttp.WithMeterProvider(mp), otelhttp.WithTracerProvider(noop.NewTracerProvider()))},
+		{"prometheus", promhttp.InstrumentRoundTripperDuration(dur, promhttp.InstrumentRoundTripperCounter(cnt, base()))},
+	}
+}
+
+func clientRequest(rt http.RoundTripper, req *http.Request, buf []byte) {
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Read(buf)
+	resp.Body.Close()
+}
+
+func BenchmarkHTTPClient(b *testing.B) {
+	for _, impl := range clientImpls(b) {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", "http://example.com/items/1", nil)
+			buf := make([]byte, 8)
+			b.ReportAllocs()
+			for b.Loop() {
+				clientRequest(impl.rt, req, buf)
+			}
+		})
+	}
+}
+
+// TestHTTPClientAllocs: zhttp's Transport adds one allocation to the
+// base (the body wrapper ochttp's body-end latency needs), none with
+// AtHeaders.
+func TestHTTPClientAllocs(t *testing.T) {
+	req := httptest.NewRequest("GET", "http://example.com/items/1", nil)
+	buf := make([]byte, 8)
+	allocs := map[string]float64{}
+	for _, impl := range clientImpls(t) {
+		allocs[impl.name] = testing.AllocsPerRun(100, func() { clientRequest(impl.rt, req, buf) })
+	}
+	t.Logf("allocs per request: %v", allocs)
+	if raceEnabled {
+		return
+	}
+	if allocs["zerostat"] != allocs["floor"]+1 || allocs["zerostat-atheaders"] != allocs["floor"] {
+		t.Errorf("zhttp: %v allocs per request, %v with AtHeaders; the base %v: want 1 more and none more",
+			allocs["zerostat"], allocs["zerostat-atheaders"], allocs["floor"])
 	}
 }
