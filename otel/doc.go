@@ -55,8 +55,14 @@
 // # Observable instruments
 //
 // Callbacks (an instrument's WithInt64Callback/WithFloat64Callback, or
-// Meter.RegisterCallback) run when MeterProvider.Collect is called: call
-// it before each snapshot. An observable counter's callback reports
+// Meter.RegisterCallback) run before every zerostat snapshot, as the
+// metric package's callback gauges do (the push pipeline's exports, the
+// Prometheus handler's scrapes, the snapshot handler, /debug/stats):
+// each on a goroutine of its own, bounded by the collect timeout (1 s),
+// so that one that blocks or panics loses its values of that snapshot
+// and is counted in selfstats' zerostat/callback_failures, and every
+// other metric still goes out. MeterProvider.Collect runs them on demand
+// (view.RetrieveData does not). An observable counter's callback reports
 // totals; the view records the difference from the previous total of the
 // attribute set. A set a callback stops observing keeps its last value
 // (the SDK drops it).

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/embedded"
+
+	"github.com/zerostat/zerostat/internal/core"
 )
 
 // Meter creates instruments recording into zerostat views. Safe for
@@ -226,6 +231,13 @@ func (m *Meter) Float64ObservableGauge(name string, opts ...metric.Float64Observ
 // callbackReg is a registered callback: an instrument's own (i64 or f64
 // with its instrument) or a multi-instrument one (multi with the
 // instruments it may observe).
+//
+// It runs as one of the callbacks every zerostat snapshot runs first
+// (internal/core's Collect: the push pipeline, the Prometheus handler, the
+// snapshot handler, /debug/stats), bounded in time and isolated from the
+// others, as the metric package's are: run calls it and buffers what it
+// observes, apply records that, so a callback that blocks or panics loses
+// its values of that snapshot and stops nothing else.
 type callbackReg struct {
 	embedded.Registration
 	p      *MeterProvider
@@ -235,6 +247,64 @@ type callbackReg struct {
 	f64Obs *float64Observable
 	multi  metric.Callback
 	allow  map[*observable]bool
+
+	cb      core.Callback
+	runMu   sync.Mutex // held while the callback runs, and by apply
+	pending []observation
+	err     error // the last run's
+}
+
+// observation is one value a callback observed, recorded by apply.
+type observation struct {
+	o   *observable
+	set attribute.Set
+	v   float64
+}
+
+// run calls the callback with ctx, buffering its observations. Called
+// with runMu held.
+func (r *callbackReg) run(ctx context.Context) {
+	r.pending, r.err = r.pending[:0], nil
+	switch {
+	case r.i64 != nil:
+		r.err = r.i64(ctx, int64Obs{r: r, o: r.i64Obs.o})
+	case r.f64 != nil:
+		r.err = r.f64(ctx, float64Obs{r: r, o: r.f64Obs.o})
+	default:
+		ob := &observer{r: r}
+		r.err = errors.Join(r.multi(ctx, ob), ob.err)
+	}
+}
+
+// apply records the observations of the last run and returns its error.
+// Called with the provider's collectMu (observe's state) and runMu held.
+func (r *callbackReg) apply() error {
+	for _, x := range r.pending {
+		x.o.observe(x.set, x.v)
+	}
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	err := r.err
+	r.err = nil
+	return err
+}
+
+// name names the callback in selfstats and errors: "otel:" and the
+// instruments it may observe.
+func (r *callbackReg) name() string {
+	var names []string
+	switch {
+	case r.i64Obs != nil:
+		names = append(names, r.i64Obs.o.i.spec.name)
+	case r.f64Obs != nil:
+		names = append(names, r.f64Obs.o.i.spec.name)
+	default:
+		for o := range r.allow {
+			names = append(names, o.i.spec.name)
+		}
+		slices.Sort(names)
+	}
+	return "otel:" + strings.Join(names, ",")
 }
 
 var errForeign = errors.New("otel: observable instrument not created by this package's MeterProvider")
@@ -273,15 +343,34 @@ func (r *callbackReg) Unregister() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cbs = slices.DeleteFunc(p.cbs, func(x *callbackReg) bool { return x == r })
+	core.RemoveCallback(&r.cb)
 	return nil
 }
 
 func (p *MeterProvider) addCallback(r *callbackReg) {
 	r.p = p
+	r.cb = core.Callback{Name: r.name(),
+		Run: func() {
+			r.runMu.Lock()
+			defer r.runMu.Unlock()
+			r.run(context.Background())
+		},
+		Apply: func() {
+			p.collectMu.Lock()
+			r.runMu.Lock()
+			err := r.apply()
+			r.runMu.Unlock()
+			p.collectMu.Unlock()
+			if err != nil {
+				r.cb.Report(err)
+				otel.Handle(err)
+			}
+		}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.shutdown {
 		p.cbs = append(p.cbs, r)
+		core.AddCallback(&r.cb)
 	}
 }
 
@@ -304,8 +393,7 @@ func (ob *observer) ObserveFloat64(o metric.Float64Observable, v float64, opts .
 		ob.err = errors.Join(ob.err, fmt.Errorf("otel: a callback observed an instrument (%T) it was not registered with: dropped", o))
 		return
 	}
-	set := metric.NewObserveConfig(opts).Attributes()
-	x.o.observe(set, v)
+	ob.r.pending = append(ob.r.pending, observation{x.o, metric.NewObserveConfig(opts).Attributes(), v})
 }
 
 func (ob *observer) ObserveInt64(o metric.Int64Observable, v int64, opts ...metric.ObserveOption) {
@@ -314,38 +402,41 @@ func (ob *observer) ObserveInt64(o metric.Int64Observable, v int64, opts ...metr
 		ob.err = errors.Join(ob.err, fmt.Errorf("otel: a callback observed an instrument (%T) it was not registered with: dropped", o))
 		return
 	}
-	set := metric.NewObserveConfig(opts).Attributes()
-	x.o.observe(set, float64(v))
+	ob.r.pending = append(ob.r.pending, observation{x.o, metric.NewObserveConfig(opts).Attributes(), float64(v)})
 }
 
 type int64Obs struct {
 	embedded.Int64Observer
+	r *callbackReg
 	o *observable
 }
 
 func (ob int64Obs) Observe(v int64, opts ...metric.ObserveOption) {
-	set := metric.NewObserveConfig(opts).Attributes()
-	ob.o.observe(set, float64(v))
+	ob.r.pending = append(ob.r.pending, observation{ob.o, metric.NewObserveConfig(opts).Attributes(), float64(v)})
 }
 
 type float64Obs struct {
 	embedded.Float64Observer
+	r *callbackReg
 	o *observable
 }
 
 func (ob float64Obs) Observe(v float64, opts ...metric.ObserveOption) {
-	set := metric.NewObserveConfig(opts).Attributes()
-	ob.o.observe(set, v)
+	ob.r.pending = append(ob.r.pending, observation{ob.o, metric.NewObserveConfig(opts).Attributes(), v})
 }
 
 // Collect runs every registered callback, in registration order, and
 // records what they observe: an observable gauge's value as its last
 // value, an observable counter's or up-down counter's cumulative value as
 // the difference from the previous one observed for the attribute set.
-// zerostat's exporters read the views without running callbacks: call
-// Collect before each snapshot (or on a ticker) to refresh observable
-// instruments. Callback errors are joined and returned; every callback
-// runs. Safe for concurrent use: concurrent Collects are serialised.
+// Every zerostat snapshot (the push pipeline's exports, the Prometheus
+// handler's scrapes, the snapshot handler, /debug/stats) runs the
+// callbacks itself, bounded in time (see callbackReg); Collect runs them
+// on demand, as the SDK's reader does, waiting for each, for a program
+// that reads the views with view.RetrieveData. Callback errors are joined
+// and returned; every callback runs (one still running from a snapshot is
+// reported and left out). Safe for concurrent use: concurrent Collects
+// are serialised.
 func (p *MeterProvider) Collect(ctx context.Context) error {
 	p.collectMu.Lock()
 	defer p.collectMu.Unlock()
@@ -354,19 +445,29 @@ func (p *MeterProvider) Collect(ctx context.Context) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, r := range cbs {
-		var err error
-		switch {
-		case r.i64 != nil:
-			err = r.i64(ctx, int64Obs{o: r.i64Obs.o})
-		case r.f64 != nil:
-			err = r.f64(ctx, float64Obs{o: r.f64Obs.o})
-		default:
-			ob := &observer{r: r}
-			err = errors.Join(r.multi(ctx, ob), ob.err)
+		if !r.runMu.TryLock() {
+			errs = append(errs, fmt.Errorf("otel: callback %s still running since a snapshot: left out", r.cb.Name))
+			continue
 		}
-		if err != nil {
+		if err := r.runAndApply(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// runAndApply is Collect's run of r (runMu held, released on return): a
+// panic in the callback is returned as an error naming it, and its
+// observations are dropped, as a snapshot drops them.
+func (r *callbackReg) runAndApply(ctx context.Context) (err error) {
+	defer r.runMu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			clear(r.pending)
+			r.pending, r.err = r.pending[:0], nil
+			err = fmt.Errorf("otel: callback %s panicked: %v; its values are left out", r.cb.Name, v)
+		}
+	}()
+	r.run(ctx)
+	return r.apply()
 }

@@ -6,10 +6,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/zerostat/zerostat/exporter/prometheus"
+	zmetric "github.com/zerostat/zerostat/metric"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -123,4 +126,88 @@ func TestCollectConcurrentSafe(t *testing.T) {
 	wg.Wait()
 	check(t, "observed total", rowsOf(t, p, "obs"), ": 200")
 	check(t, "counter", rowsOf(t, p, "c"), ": 2000")
+}
+
+// TestCallbacksRunOnSnapshots: a zerostat snapshot (here a Prometheus
+// scrape) runs the provider's callbacks itself, with no Collect call;
+// one that blocks or panics loses its values of that snapshot and stops
+// neither the scrape nor the other callbacks; MeterProvider.Collect,
+// running concurrently, neither races nor records twice.
+func TestCallbacksRunOnSnapshots(t *testing.T) {
+	p := newProvider(t)
+	m := p.Meter("m")
+	var mu sync.Mutex
+	level, total := 2.5, int64(7)
+	set := func(l float64, n int64) { mu.Lock(); level, total = l, n; mu.Unlock() }
+	gauge, err := m.Float64ObservableGauge("level", metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+		mu.Lock()
+		defer mu.Unlock()
+		o.Observe(level)
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Int64ObservableCounter("jobs", metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+		mu.Lock()
+		defer mu.Unlock()
+		o.Observe(total, metric.WithAttributes(attribute.String("q", "a")))
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	stuck := make(chan struct{}, 1)
+	if _, err := m.Float64ObservableGauge("stuck", metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+		o.Observe(1)
+		select {
+		case stuck <- struct{}{}:
+		default:
+		}
+		<-release
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Float64ObservableGauge("panics", metric.WithFloat64Callback(func(context.Context, metric.Float64Observer) error {
+		panic("boom")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	// The stuck callback holds the first scrape for the collect timeout:
+	// 3 s, so that on a loaded machine the others have returned by then.
+	zmetric.SetTimeout(3 * time.Second)
+	defer zmetric.SetTimeout(0)
+	h := prometheus.NewHandler(prometheus.Options{})
+	scrape := func() string { return string(h.AppendFormat(nil, prometheus.FormatText)) }
+	prefix := strings.NewReplacer(".", "_").Replace(p.ViewName(""))
+	out := scrape()
+	<-stuck
+	for _, want := range []string{prefix + "level 2.5\n", prefix + `jobs_total{q="a"} 7` + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first scrape lacks %q; got:\n%s", want, out)
+		}
+	}
+	for _, gone := range []string{prefix + "stuck", prefix + "panics"} {
+		if strings.Contains(out, gone+" ") {
+			t.Errorf("first scrape has %s; want it left out", gone)
+		}
+	}
+	set(4, 19)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the callbacks' own Collect, beside the scrape
+		defer wg.Done()
+		p.Collect(context.Background())
+	}()
+	out = scrape()
+	wg.Wait()
+	for _, want := range []string{prefix + "level 4\n", prefix + `jobs_total{q="a"} 19` + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("second scrape lacks %q; got:\n%s", want, out)
+		}
+	}
+	check(t, "counter after a scrape and a Collect", rowsOf(t, p, "jobs"), "q=a: 19")
+	_ = gauge
 }

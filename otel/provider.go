@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -151,6 +152,9 @@ func (p *MeterProvider) Shutdown(context.Context) error {
 	p.shutdown = true
 	p.down.Store(true)
 	insts := slices.Clone(p.order)
+	for _, r := range p.cbs {
+		core.RemoveCallback(&r.cb)
+	}
 	p.cbs = nil
 	p.mu.Unlock()
 	for _, i := range insts {
