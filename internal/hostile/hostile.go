@@ -1,7 +1,7 @@
 // Package hostile is the one hostile workload the backend tests push
 // through every path (exporter/remotewrite's TestBackendEveryPathAgrees,
 // collector/e2e's TestCollectorHostile): values on every bound under
-// both bucket rules, negative values, NaN and +Inf, escaping in tag
+// both bucket rules, negative values, NaN, +Inf and -Inf, escaping in tag
 // values, constant labels and descriptions, and two views whose
 // Prometheus names collide. For tests only: Register touches the global
 // view registry and records into it; not for concurrent use with another
@@ -87,6 +87,12 @@ func Register(t testing.TB, ns string) *Workload {
 		&view.View{Name: ns + "/odd_last", Measure: odd, Aggregation: view.LastValue()},
 		&view.View{Name: ns + "/odd_sum", Measure: odd, Aggregation: view.Sum()},
 	)
+	pinf := stats.Float64(ns+"/pinf", "", stats.UnitDimensionless)
+	ninf := stats.Float64(ns+"/ninf", "", stats.UnitDimensionless)
+	register(
+		&view.View{Name: ns + "/pinf_sum", Measure: pinf, Aggregation: view.Sum()},
+		&view.View{Name: ns + "/ninf_last", Measure: ninf, Aggregation: view.LastValue()},
+	)
 	for _, r := range []string{"/a", `/b"\q`} {
 		ctx, err := tag.New(context.Background(), tag.Upsert(route, r))
 		if err != nil {
@@ -97,8 +103,10 @@ func Register(t testing.TB, ns string) *Workload {
 		}
 	}
 	stats.Record(context.Background(), neg.M(2), neg.M(-5))
-	stats.Record(context.Background(), odd.M(math.Inf(1))) // the sum becomes +Inf
-	stats.Record(context.Background(), odd.M(math.NaN()))  // the last value NaN, the sum NaN
+	stats.Record(context.Background(), odd.M(math.Inf(1)))             // the sum becomes +Inf
+	stats.Record(context.Background(), odd.M(math.NaN()))              // the last value NaN, the sum NaN
+	stats.Record(context.Background(), pinf.M(1), pinf.M(math.Inf(1))) // the sum +Inf
+	stats.Record(context.Background(), ninf.M(math.Inf(-1)))           // the last value -Inf
 	return w
 }
 
@@ -107,7 +115,7 @@ func Register(t testing.TB, ns string) *Workload {
 // with the labels in labels (the constant labels a path adds), and values
 // as Prometheus spells them. It covers counts, both bucket rules on
 // values placed on every bound (0, 1, 5, 10, 50, 51), a sum, a last
-// value, a negative sum, NaN, and which colliding view was kept.
+// value, a negative sum, NaN, +Inf and -Inf, and which colliding view was kept.
 func (w *Workload) Want(labels map[string]string) map[string]string {
 	ns := w.NS
 	with := func(name string, ls ...string) string {
@@ -134,6 +142,8 @@ func (w *Workload) Want(labels map[string]string) map[string]string {
 		with(ns + "_balance_total"):                                    "-3",
 		with(ns + "_odd_last"):                                         "NaN",
 		with(ns + "_odd_sum_total"):                                    "NaN",
+		with(ns + "_pinf_sum_total"):                                   "+Inf",
+		with(ns + "_ninf_last"):                                        "-Inf",
 		with(ns + "_col_x_total"):                                      "12", // col.x, registered first
 	}
 }
