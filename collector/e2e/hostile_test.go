@@ -264,23 +264,32 @@ func metadata(t *testing.T, prom *testbackend.Server) map[string]promMeta {
 func checkHostilePdata(t *testing.T, w *hostile.Workload, mds []pmetric.Metrics, meta map[string]promMeta) {
 	t.Helper()
 	ns := w.NS
-	// view → pdata type (monotonic sums "sum+", others "sum"), unit, and
-	// the handler's family, whose help is the description.
-	type want struct{ typ, unit, family string }
+	// view → pdata type (monotonic sums "sum+", others "sum"), unit, the
+	// handler's family (whose help is the description) and the type
+	// Prometheus read for it. prometheusremotewrite makes a "sum+" a
+	// counter (_total), a "sum" and a gauge a gauge, a histogram a
+	// histogram; Prometheus 2.42 keeps no metadata from remote write, so
+	// the Collector's types are read from pdata and the series names.
+	type want struct{ typ, unit, family, ownType string }
 	wants := map[string]want{
-		ns + "/requests":     {"sum+", "1", ns + "_requests_total"},
-		ns + "/lat_oc":       {"histogram", "s", ns + "_lat_oc_seconds"},
-		ns + "/lat_le":       {"histogram", "s", ns + "_lat_le_seconds"},
-		ns + "/total":        {"sum+", "s", ns + "_seconds_total"},
-		ns + "/last":         {"gauge", "s", ns + "_last_seconds"},
-		w.First:              {"sum+", "1", ns + "_col_x_total"},
-		w.Refused:            {"sum+", "1", ""}, // the handler refuses it
-		ns + "/balance":      {"sum", "1", ns + "_balance_total"},
-		ns + "/balance_dist": {"histogram", "1", ns + "_balance_dist"},
-		ns + "/odd_last":     {"gauge", "1", ns + "_odd_last"},
-		ns + "/odd_sum":      {"sum", "1", ns + "_odd_sum_total"},
-		ns + "/pinf_sum":     {"sum+", "1", ns + "_pinf_sum_total"},
-		ns + "/ninf_last":    {"gauge", "1", ns + "_ninf_last"},
+		ns + "/requests":     {"sum+", "1", ns + "_requests_total", "counter"},
+		ns + "/lat_oc":       {"histogram", "s", ns + "_lat_oc_seconds", "histogram"},
+		ns + "/lat_le":       {"histogram", "s", ns + "_lat_le_seconds", "histogram"},
+		ns + "/total":        {"sum+", "s", ns + "_seconds_total", "counter"},
+		ns + "/last":         {"gauge", "s", ns + "_last_seconds", "gauge"},
+		w.First:              {"sum+", "1", ns + "_col_x_total", "counter"},
+		w.Refused:            {"sum+", "1", "", ""},                          // the handler refuses it
+		ns + "/balance":      {"sum", "1", ns + "_balance_total", "unknown"}, // untyped: a counter cannot go negative
+		ns + "/balance_dist": {"histogram", "1", ns + "_balance_dist", "histogram"},
+		ns + "/odd_last":     {"gauge", "1", ns + "_odd_last", "gauge"},
+		ns + "/odd_sum":      {"sum", "1", ns + "_odd_sum_total", "unknown"}, // untyped: NaN
+		ns + "/pinf_sum":     {"sum+", "1", ns + "_pinf_sum_total", "counter"},
+		ns + "/ninf_last":    {"gauge", "1", ns + "_ninf_last", "gauge"},
+	}
+	for name, wt := range wants {
+		if m := meta[wt.family]; wt.family != "" && m.Type != wt.ownType {
+			t.Errorf("%s: Prometheus read %s from zerostat's handler as %q; want %q", name, wt.family, m.Type, wt.ownType)
+		}
 	}
 	if len(wants) != len(w.Views) {
 		t.Fatalf("%d views registered; the test knows %d", len(w.Views), len(wants))
