@@ -19,8 +19,10 @@ import (
 // real backends and checks that they store the same series with the same
 // values: Prometheus scraping the handler in OpenMetrics and in the text
 // format, Prometheus and VictoriaMetrics receiving remote write. The
-// workload has values on every bound under both bucket rules, negative
-// values, NaN and +Inf, escaping in constant labels, tag values and
+// workload (internal/hostile, which collector/e2e's TestCollectorHostile
+// pushes through the Collector) has values on every bound under both
+// bucket rules, negative values, NaN, +Inf and -Inf, escaping in constant
+// labels, tag values and
 // descriptions, and two views whose names collide (the later one is
 // refused on every path). What differs by path, by design (see
 // docs/metric-mapping.md): OpenMetrics adds _created series, and leaves
