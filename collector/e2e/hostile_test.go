@@ -44,8 +44,8 @@ func TestCollectorHostile(t *testing.T) {
 	bin := collectorBinary(t)
 	w := hostile.Register(t, "hostile")
 	env := w.Consts["env"]
-	own := httptest.NewServer(prometheus.NewHandler(prometheus.Options{
-		ConstLabels: map[string]string{"env": env}, Format: prometheus.FormatText}))
+	handler := prometheus.NewHandler(prometheus.Options{ConstLabels: map[string]string{"env": env}, Format: prometheus.FormatText})
+	own := httptest.NewServer(handler)
 	defer own.Close()
 	prom := testbackend.StartPrometheus(t, testbackend.PrometheusOptions{RemoteWriteReceiver: true,
 		Jobs: []testbackend.ScrapeJob{{Name: "zerostat", Target: own.Listener.Addr().String()}}})
@@ -100,11 +100,14 @@ service:
 	}
 
 	// zerostat's handler, scraped: the reference. Its first scrape comes
-	// about 5 s after Prometheus starts.
+	// about 5 s after Prometheus starts, with the workload's 43 series.
 	sel := func(job string) string { return fmt.Sprintf(`{__name__=~"%s_.+",job=%q}`, w.NS, job) }
 	ref := map[string]string{}
-	for _, s := range prom.WaitQuery(t, sel("zerostat"), 40, 60*time.Second) {
+	for _, s := range prom.WaitQuery(t, sel("zerostat"), 43, 60*time.Second) {
 		ref[hostile.Key(s.Metric["__name__"], s.Metric)] = s.Value
+	}
+	if err := handler.Err(); err == nil || !strings.Contains(err.Error(), w.Refused) || !strings.Contains(err.Error(), w.First) {
+		t.Errorf("zerostat's handler: Err() = %v; want the collision of %s with %s", err, w.Refused, w.First)
 	}
 	for k, v := range w.Want(map[string]string{"env": env}) {
 		if ref[k] != v {
