@@ -3,7 +3,6 @@ package remotewrite
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http/httptest"
 	"sort"
 	"strconv"
@@ -12,60 +11,27 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/prometheus"
+	"github.com/zerostat/zerostat/internal/hostile"
 	"github.com/zerostat/zerostat/internal/testbackend"
-	"github.com/zerostat/zerostat/stats"
-	"github.com/zerostat/zerostat/tag"
-	"github.com/zerostat/zerostat/view"
 )
 
 // TestBackendEveryPathAgrees pushes one workload through every path into
 // real backends and checks that they store the same series with the same
 // values: Prometheus scraping the handler in OpenMetrics and in the text
 // format, Prometheus and VictoriaMetrics receiving remote write. The
-// workload has values on every bound under both bucket rules, negative
-// values, NaN and +Inf, escaping in constant labels, tag values and
+// workload (internal/hostile, which collector/e2e's TestCollectorHostile
+// pushes through the Collector) has values on every bound under both
+// bucket rules, negative values, NaN, +Inf and -Inf, escaping in constant
+// labels, tag values and
 // descriptions, and two views whose names collide (the later one is
 // refused on every path). What differs by path, by design (see
 // docs/metric-mapping.md): OpenMetrics adds _created series, and leaves
 // out the _sum of a histogram with negative values; VictoriaMetrics drops
 // NaN samples at ingestion (its rule, whatever the sender).
 func TestBackendEveryPathAgrees(t *testing.T) {
-	ns := fmt.Sprintf("pth%d", seq.Add(1))
-	m := stats.Float64(ns+"/m", "A measure", stats.UnitSeconds)
-	route := tag.MustNewKey("route")
-	bounds := []float64{1, 5, 10, 50}
-	first := &view.View{Name: ns + "/col.x", Measure: m, Aggregation: view.Count()}
-	register(t,
-		&view.View{Name: ns + "/requests", Description: "line one\nline two \\ \"quoted\"", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{route}},
-		&view.View{Name: ns + "/lat_oc", Measure: m, Aggregation: view.Distribution(bounds...), TagKeys: []tag.Key{route}},
-		&view.View{Name: ns + "/lat_le", Measure: m, Aggregation: view.DistributionUpperInclusive(bounds...), TagKeys: []tag.Key{route}},
-		&view.View{Name: ns + "/total", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{route}},
-		&view.View{Name: ns + "/last", Measure: m, Aggregation: view.LastValue(), TagKeys: []tag.Key{route}},
-		first,
-	)
-	neg := stats.Float64(ns+"/neg", "", stats.UnitDimensionless)
-	time.Sleep(2 * time.Millisecond) // a later registration: the second of the colliding views
-	// The refused one counts another measure (2 records, not 12), so the
-	// value says which view a path kept.
-	register(t, &view.View{Name: ns + "/col_x", Measure: neg, Aggregation: view.Count()})
-	odd := stats.Float64(ns+"/odd", "", stats.UnitDimensionless)
-	register(t,
-		&view.View{Name: ns + "/balance", Measure: neg, Aggregation: view.Sum()},
-		&view.View{Name: ns + "/balance_dist", Measure: neg, Aggregation: view.Distribution(0)},
-		&view.View{Name: ns + "/odd_last", Measure: odd, Aggregation: view.LastValue()},
-		&view.View{Name: ns + "/odd_sum", Measure: odd, Aggregation: view.Sum()},
-	)
-	for _, r := range []string{"/a", `/b"\q`} {
-		ctx := ctxWith(t, tag.Upsert(route, r))
-		for _, v := range []float64{0, 1, 5, 10, 50, 51} { // on every bound
-			stats.Record(ctx, m.M(v))
-		}
-	}
-	stats.Record(context.Background(), neg.M(2), neg.M(-5))
-	stats.Record(context.Background(), odd.M(math.Inf(1))) // the sum becomes +Inf
-	stats.Record(context.Background(), odd.M(math.NaN()))  // the last value NaN, the sum NaN
-
-	consts := map[string]string{"env": "a\"b\\c\nd", "job": "zerostat", "instance": "test"}
+	w := hostile.Register(t, fmt.Sprintf("pth%d", seq.Add(1)))
+	ns := w.NS
+	consts := w.Consts
 	scrapeConsts := map[string]string{"env": consts["env"]} // the scrape adds job and instance
 	om := httptest.NewServer(prometheus.NewHandler(prometheus.Options{ConstLabels: scrapeConsts}))
 	defer om.Close()
@@ -77,12 +43,12 @@ func TestBackendEveryPathAgrees(t *testing.T) {
 	}})
 	vm := testbackend.StartVictoriaMetrics(t)
 	for _, url := range []string{prom.URL + "/api/v1/write", vm.URL + "/api/v1/write"} {
-		w := newWriter(t, Options{URL: url, ConstLabels: consts})
-		if err := w.Push(context.Background()); err != nil {
+		rw := newWriter(t, Options{URL: url, ConstLabels: consts})
+		if err := rw.Push(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Err(); err == nil || !strings.Contains(err.Error(), ns+"/col_x") || !strings.Contains(err.Error(), ns+"/col.x") {
-			t.Errorf("remote write: Err() = %v; want the collision of %s with %s", err, ns+"/col_x", ns+"/col.x")
+		if err := rw.Err(); err == nil || !strings.Contains(err.Error(), w.Refused) || !strings.Contains(err.Error(), w.First) {
+			t.Errorf("remote write: Err() = %v; want the collision of %s with %s", err, w.Refused, w.First)
 		}
 	}
 
@@ -94,14 +60,7 @@ func TestBackendEveryPathAgrees(t *testing.T) {
 		if byJob[path] == nil {
 			byJob[path] = map[string]string{}
 		}
-		var ls []string
-		for k, v := range metric {
-			if k != "job" && k != "instance" && k != "__name__" {
-				ls = append(ls, k+"="+strconv.Quote(v))
-			}
-		}
-		sort.Strings(ls)
-		byJob[path][metric["__name__"]+"{"+strings.Join(ls, ",")+"}"] = value
+		byJob[path][hostile.Key(metric["__name__"], metric)] = value
 	}
 	// Wait for two scrapes of each job (a first scrape about 5 s after
 	// start) and the remote write.
@@ -162,23 +121,7 @@ func TestBackendEveryPathAgrees(t *testing.T) {
 
 	// The values are the recorded ones: counts, and both bucket rules on
 	// values placed on every bound (0, 1, 5, 10, 50, 51).
-	env := `env=` + strconv.Quote(consts["env"])
-	for k, want := range map[string]string{
-		ns + `_requests_total{` + env + `,route="/a"}`:                  "6",
-		ns + `_requests_total{` + env + `,route="/b\"\\q"}`:             "6",
-		ns + `_lat_oc_seconds_bucket{` + env + `,le="1.0",route="/a"}`:  "1", // OpenCensus's rule: v < b
-		ns + `_lat_oc_seconds_bucket{` + env + `,le="10.0",route="/a"}`: "3",
-		ns + `_lat_le_seconds_bucket{` + env + `,le="1.0",route="/a"}`:  "2", // v <= b
-		ns + `_lat_le_seconds_bucket{` + env + `,le="10.0",route="/a"}`: "4",
-		ns + `_lat_le_seconds_bucket{` + env + `,le="+Inf",route="/a"}`: "6",
-		ns + `_lat_le_seconds_sum{` + env + `,route="/a"}`:              "117",
-		ns + `_seconds_total{` + env + `,route="/a"}`:                   "117", // "total" is the _total suffix (otlptranslator's rule)
-		ns + `_last_seconds{` + env + `,route="/a"}`:                    "51",
-		ns + `_balance_total{` + env + `}`:                              "-3",
-		ns + `_odd_last{` + env + `}`:                                   "NaN",
-		ns + `_odd_sum_total{` + env + `}`:                              "NaN",
-		ns + `_col_x_total{` + env + `}`:                                "12", // col.x, registered first
-	} {
+	for k, want := range w.Want(map[string]string{"env": consts["env"]}) {
 		if got, ok := rw[k]; !ok || got != want {
 			t.Errorf("remote write stored %s = %q (present %v); want %s", k, got, ok, want)
 		}

@@ -428,9 +428,33 @@ func (s *Server) Export(match string) ([]Series, error) {
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var ser Series
-		if err := json.Unmarshal(sc.Bytes(), &ser); err != nil {
+		// VictoriaMetrics writes infinities bare (+Inf, -Inf), which JSON
+		// has no number for: quote them (in the values, after the labels)
+		// and parse each value with strconv.
+		var raw struct {
+			Metric     map[string]string `json:"metric"`
+			Values     []json.RawMessage `json:"values"`
+			Timestamps []int64           `json:"timestamps"`
+		}
+		line := sc.Bytes()
+		if i := bytes.LastIndex(line, []byte(`"values":[`)); i >= 0 {
+			vals := line[i:]
+			for _, inf := range []string{"+Inf", "-Inf"} {
+				vals = bytes.ReplaceAll(vals, []byte(","+inf), []byte(`,"`+inf+`"`))
+				vals = bytes.ReplaceAll(vals, []byte("["+inf), []byte(`["`+inf+`"`))
+			}
+			line = append(line[:i:i], vals...)
+		}
+		if err := json.Unmarshal(line, &raw); err != nil {
 			return nil, fmt.Errorf("export: %v: %s", err, sc.Bytes())
+		}
+		ser := Series{Metric: raw.Metric, Timestamps: raw.Timestamps}
+		for _, v := range raw.Values {
+			f, err := strconv.ParseFloat(strings.Trim(string(v), `"`), 64)
+			if err != nil {
+				return nil, fmt.Errorf("export: value %s: %v: %s", v, err, sc.Bytes())
+			}
+			ser.Values = append(ser.Values, f)
 		}
 		out = append(out, ser)
 	}
