@@ -19,6 +19,8 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -288,7 +290,12 @@ func (f *fixture) checkWire(p *wire.Payload) error {
 		}
 		views++
 		sp := specs[vi]
-		if v.Aggregation != sp.agg || v.Unit != sp.unit || v.Description != sp.desc || len(v.Keys) != 3 {
+		// The description the one mapping gives (a Count view whose
+		// description is its measure's says it counts recordings).
+		desc := promname.Desc{Kind: core.Kind(sp.agg), // wire's numbering is OpenCensus's, as core's
+			Description: sp.desc,
+			MeasureName: "bench/encode/" + sp.name, MeasureDescription: sp.desc}.Metric().Help
+		if v.Aggregation != sp.agg || v.Unit != sp.unit || v.Description != desc || len(v.Keys) != 3 {
 			return fmt.Errorf("view %q: got %v %q %q keys %v", v.Name, v.Aggregation, v.Unit, v.Description, v.Keys)
 		}
 		if sp.agg == wire.Distribution && !slices.Equal(v.Bounds, sp.bounds) {
