@@ -179,6 +179,7 @@ func (a *Aggregator) free(s *Series, ss *sealState) {
 		}
 	}
 	a.tombs++
+	a.setID(s.id, nil)
 	a.n.Add(-1)
 	a.changes.Add(1)
 	a.gens[s.id]++
