@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"slices"
+	"unsafe"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/tag"
@@ -56,18 +57,57 @@ func Record(ctx context.Context, ms ...Measurement) {
 // It returns the first invalid mutator's error, and then records nothing.
 func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measurement) error {
 	for i := range mutators {
-		if err := (*core.Mutator)(&mutators[i]).Err(); err != nil {
-			return err
+		if m := (*core.Mutator)(&mutators[i]); !m.Valid() {
+			return m.Err()
 		}
 	}
 	if len(mutators) == 0 {
 		Record(ctx, ms...)
 		return nil
 	}
+	parent := core.FromContext(ctx)
+	muts := unsafe.Slice((*core.Mutator)(unsafe.SliceData(mutators)), len(mutators))
+	tm, h := core.Derived(parent, muts)
+	if tm != nil {
+		recordMap(tm, ms)
+		return nil
+	}
+	// A stack buffer sized to the result: zeroing 8 tags (448 bytes) costs
+	// more than building 4.
+	switch n := len(parent.Tags()) + len(mutators); {
+	case n <= 4:
+		var buf [4]core.Tag
+		recordWithTags(buf[:0], parent, muts, h, ms)
+	case n <= maxStackTags:
+		var buf [maxStackTags]core.Tag
+		recordWithTags(buf[:0], parent, muts, h, ms)
+	default:
+		recordWithTags(nil, parent, muts, h, ms)
+	}
+	return nil
+}
+
+// recordMap records the measurements for the tags of tm.
+func recordMap(tm *core.TagMap, ms []Measurement) {
+	for i := range ms {
+		if ms[i].desc == nil {
+			continue
+		}
+		for _, a := range ms[i].desc.Subscribers() {
+			a.RecordMap(tm, ms[i].v)
+		}
+	}
+}
+
+// recordWithTags is RecordWithTags after a miss of the derived-map cache
+// (h is its key): it builds the tag set in buf (which does not escape)
+// when some measurement has a view, and records through the map cache's
+// map of it when there is one, which the derived cache then remembers.
+func recordWithTags(buf []core.Tag, parent *core.TagMap, muts []core.Mutator, h uint64, ms []Measurement) {
 	var (
-		buf  [maxStackTags]core.Tag
-		tags []core.Tag
-		tm   *core.TagMap
+		tags  []core.Tag
+		tm    *core.TagMap
+		built bool
 	)
 	for i := range ms {
 		if ms[i].desc == nil {
@@ -77,12 +117,14 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 		if subs == nil {
 			continue
 		}
-		if tags == nil {
-			tags = append(buf[:0], core.FromContext(ctx).Tags()...)
-			for j := range mutators {
-				tags = (*core.Mutator)(&mutators[j]).Apply(tags)
+		if !built {
+			built = true
+			tags = core.AppendTags(buf, parent.Tags())
+			for j := range muts {
+				tags = muts[j].Apply(tags)
 			}
 			tm = core.CachedTagMap(tags)
+			core.RememberDerived(parent, muts, h, tm)
 		}
 		if tm != nil {
 			for _, a := range subs {
@@ -94,7 +136,6 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 			a.RecordTags(tags, ms[i].v)
 		}
 	}
-	return nil
 }
 
 // Recorder records measurements into a set of views other than the

@@ -95,25 +95,28 @@ func SetHash(tags []Tag) uint64 {
 	return h ^ h>>29
 }
 
+// sameTags reports whether two tag sets (internal order) are equal. The
+// common case, tags whose strings share their bytes (from one literal, one
+// interned value, one map), is one branch per tag on a combined compare;
+// strings with other bytes are compared in full.
 func sameTags(a, b []Tag) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.KeyHash != y.KeyHash || x.ValueHash != y.ValueHash || x.TTL != y.TTL ||
-			!sameString(x.Key, y.Key) || !sameString(x.Value, y.Value) {
+		d := (x.KeyHash ^ y.KeyHash) | (x.ValueHash ^ y.ValueHash) | uint64(uint8(x.TTL^y.TTL)) |
+			uint64(len(x.Key)^len(y.Key)) | uint64(len(x.Value)^len(y.Value))
+		if d != 0 {
 			return false
+		}
+		if unsafe.StringData(x.Key) != unsafe.StringData(y.Key) || unsafe.StringData(x.Value) != unsafe.StringData(y.Value) {
+			if x.Key != y.Key || x.Value != y.Value {
+				return false
+			}
 		}
 	}
 	return true
-}
-
-// sameString is a == b, without the call to the runtime's memequal when
-// both share their bytes (a tag value from the same literal or interned
-// string, the common case here).
-func sameString(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // The one-allocation forms of a context with a new map: the context, the
