@@ -248,7 +248,7 @@ func TestRecordWithTagsRepeatsKeepParentsApart(t *testing.T) {
 		got = append(got, fmt.Sprint(r.Tags, r.Data.(*view.CountData).Value))
 	}
 	slices.Sort(got)
-	want := "[[{a 0} {b b}] 5 [{a 0} {b b} {c c}] 5 [{a 1} {b b} {c c}] 5 [{a 2} {b b} {c c}] 5 [{b b} {c c}] 5]"
+	want := "[[{a 0} {b b} {c c}] 5 [{a 0} {b b}] 5 [{a 1} {b b} {c c}] 5 [{a 2} {b b} {c c}] 5 [{b b} {c c}] 5]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("got %v; want %v", got, want)
 	}
