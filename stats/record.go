@@ -16,11 +16,12 @@ const maxStackTags = 8
 // Record records the measurements against the tags of ctx, into every view
 // registered over their measures.
 //
-// Cost: for a measure with no view, one atomic load and a branch. Otherwise
-// one context lookup per call (none when no view of the measures has tag
-// keys), then per view an atomic load (the series the
-// tag map resolved to before, cached on the map) and the atomic update of
-// that series. No allocation, no lock, no channel; safe for concurrent use.
+// Cost: for a measure with no view, one atomic load and a branch. For
+// views with no tag keys, no context lookup: per view the load of the
+// series cached on the measure's subscriber list and its update (a
+// compare-and-swap for a counter). Otherwise one context lookup per call,
+// then per view an atomic load (the series the tag map resolved to before,
+// cached on the map) and the atomic update of that series. No allocation, no lock, no channel; safe for concurrent use.
 // A zero Measurement is ignored; a nil ctx records without tags.
 func Record(ctx context.Context, ms ...Measurement) {
 	var tm *core.TagMap
@@ -33,9 +34,13 @@ func Record(ctx context.Context, ms ...Measurement) {
 		if subs == nil {
 			continue
 		}
-		if subs.Tagged && !loaded {
-			// Only views keyed by tags need the context's map: without
-			// them, the record skips the lookup (an interface call).
+		if !subs.Tagged {
+			// No view keyed by tags: no context lookup (an interface
+			// call), and the series cached on the subscriber list.
+			subs.RecordUntagged(ms[i].v)
+			continue
+		}
+		if !loaded {
 			tm, loaded = core.FromContext(ctx), true
 		}
 		for _, a := range subs.Aggs {

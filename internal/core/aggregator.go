@@ -217,6 +217,20 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	a.recordSlot(slot, m.Tags(), v)
 }
 
+// recordIn records v without tags through slot, a cache of a's series
+// for no tags that only a uses (Subs.RecordUntagged).
+func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
+	if s := slot.Load(); s != nil {
+		if a.keepErrs.Load() {
+			s.addKeepingErr(v, slot)
+		} else if !s.tryAdd(v) {
+			s.add(v, slot)
+		}
+		return
+	}
+	a.recordSlot(slot, nil, v)
+}
+
 // recordSlot records v for tags (internal order) by resolving the series
 // and caching it in slot: the miss path of RecordMap and Bound.Record.
 func (a *Aggregator) recordSlot(slot *atomic.Pointer[Series], tags []Tag, v float64) {
