@@ -207,9 +207,11 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if a.keepErrs.Load() {
-			s.addKeepingErr(v, slot)
-		} else if !s.tryAdd(v) {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+		} else {
 			s.add(v, slot)
 		}
 		return
@@ -221,9 +223,11 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 // for no tags that only a uses (Subs.RecordUntagged).
 func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 	if s := slot.Load(); s != nil {
-		if a.keepErrs.Load() {
-			s.addKeepingErr(v, slot)
-		} else if !s.tryAdd(v) {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+		} else {
 			s.add(v, slot)
 		}
 		return

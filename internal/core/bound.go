@@ -90,9 +90,13 @@ func (b *Bound) Record(v float64) {
 	// One view over the measure, an unstriped Count or Sum series: the
 	// series kept in the state itself (no slice to load first) and one
 	// compare-and-swap, inlined.
-	if s := st.inline[0].Load(); s != nil && st.one && st.subs == b.m.subs.Load() &&
-		(s.fast == KindCount || !s.agg.keepErrs.Load()) && s.tryAdd(v) {
-		return
+	if s := st.inline[0].Load(); s != nil && st.one && st.subs == b.m.subs.Load() {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+			return
+		}
 	}
 	b.record(st, v)
 }

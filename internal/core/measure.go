@@ -113,8 +113,13 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 // unstriped Count or Sum view: the load of the cached series and one
 // compare-and-swap. No allocation; safe for concurrent use.
 func (l *Subs) RecordUntagged(v float64) {
-	if s := l.first.Load(); s != nil && len(l.rest) == 0 && (s.fast == KindCount || !s.agg.keepErrs.Load()) && s.tryAdd(v) {
-		return
+	if s := l.first.Load(); s != nil && len(l.rest) == 0 {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+			return
+		}
 	}
 	l.recordUntagged(v)
 }
