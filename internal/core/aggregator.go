@@ -211,7 +211,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			if s.keepsErr() {
 				s.keptErr(old, v)
 			}
-		} else {
+		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
 		return

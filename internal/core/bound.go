@@ -97,6 +97,9 @@ func (b *Bound) Record(v float64) {
 			}
 			return
 		}
+		if s.fast == KindDistribution && s.tryAddDist(v) {
+			return
+		}
 	}
 	b.record(st, v)
 }
