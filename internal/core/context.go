@@ -63,8 +63,21 @@ func (c *tagCtx) Value(key any) any {
 func (c *tagCtx) String() string { return "zerostat tag context" }
 
 // FromContext returns the TagMap carried by ctx, or nil. A nil ctx has none.
-// Cost: one context.Value lookup.
+// Cost: for a context tag.New returned, a type check and a load (what its
+// Value would answer, without the interface call); otherwise one
+// context.Value lookup.
 func FromContext(ctx context.Context) *TagMap {
+	if c, ok := ctx.(*tagCtx); ok {
+		return c.m
+	}
+	return fromValue(ctx)
+}
+
+// fromValue is FromContext's lookup through ctx.Value; not inlined, so
+// that FromContext is.
+//
+//go:noinline
+func fromValue(ctx context.Context) *TagMap {
 	if ctx == nil {
 		return nil
 	}
