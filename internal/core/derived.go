@@ -96,7 +96,8 @@ func Derived(parent *TagMap, muts []Mutator) (m *TagMap, h uint64) {
 		return nil, 0
 	}
 	h = derivedHash(ph, muts)
-	if d := derivedCache[h&(derivedSize-1)].Load(); d != nil && d.hash == h && sameMutators(d.muts, muts) && sameTags(d.ptags, parent.Tags()) {
+	if d := derivedCache[h&(derivedSize-1)].Load(); d != nil && d.hash == h && sameMutators(d.muts, muts) &&
+		(len(d.ptags) == 0 && parent == nil || sameTags(d.ptags, parent.Tags())) {
 		return d.m, h
 	}
 	return nil, h
