@@ -184,13 +184,15 @@ func (e *ValueError) Error() string {
 }
 func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 
-// newMutator builds and validates a mutator; kh is HashString(key). The
-// key is checked in full, the value validated and hashed in one pass.
-// Cost: a pass over key and value, no allocation.
+// newMutator builds and validates a mutator; kh is HashString(key). Unlike
+// Set it checks the key in full (its callers pass any string). Cost: a
+// pass over key and value, no allocation.
 func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
 	var m Mutator
-	m.hdr, m.vh = checkMutator(op, ttl, ValidKey(key), val)
-	m.key, m.val, m.kh = key, val, kh
+	m.Set(op, key, kh, val, ttl)
+	if !ValidKey(key) {
+		m.hdr = m.hdr&^(0xff<<16) | badKey<<16
+	}
 	return m
 }
 
@@ -202,10 +204,10 @@ func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
 // cannot forward from the narrower stores that wrote them (a stall of ~10
 // ns per layer). Cost: one pass over val, no allocation.
 func (m *Mutator) Set(op uint8, key string, kh uint64, val string, ttl int8) {
-	// checkMutator's loop, written out: one call layer less (and its
-	// spills) on the per-request path.
+	// The printable check is branch-free and off the hash's dependency
+	// chain (a multiply per byte), so it costs no time beyond the hash's.
 	h := uint64(fnvOffset)
-	var out int32
+	var out int32 // negative once a byte is outside 0x20-0x7e
 	for i := 0; i < len(val); i++ {
 		c := val[i]
 		out |= (int32(c) - 0x20) | (0x7e - int32(c))
@@ -228,28 +230,6 @@ const (
 	OpUpdate = opUpdate
 	OpUpsert = opUpsert
 )
-
-// checkMutator returns the header (op, ttl, validation result) of a
-// mutator and the hash of val. The printable check is branch-free and off
-// the hash's dependency chain (a multiply per byte), so it costs no time
-// beyond the hash's.
-func checkMutator(op uint8, ttl int8, keyOK bool, val string) (hdr uint32, vh uint64) {
-	h := uint64(fnvOffset)
-	var out int32 // negative once a byte is outside 0x20-0x7e
-	for i := 0; i < len(val); i++ {
-		c := val[i]
-		out |= (int32(c) - 0x20) | (0x7e - int32(c))
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	var bad uint32
-	if !keyOK {
-		bad = badKey
-	} else if (out < 0 || len(val) > MaxTagLength) && op != opDelete {
-		bad = badValue
-	}
-	return uint32(op) | uint32(uint8(ttl))<<8 | bad<<16, h
-}
 
 func (m *Mutator) op() uint8  { return uint8(m.hdr) }
 func (m *Mutator) ttl() int8  { return int8(m.hdr >> 8) }
