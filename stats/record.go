@@ -50,14 +50,17 @@ func Record(ctx context.Context, ms ...Measurement) {
 }
 
 // RecordWithTags records the measurements against the tags of ctx changed
-// by mutators, as if by tag.New, without building a tag.Map or a context:
-// with up to 8 resulting tags the tag set lives on the stack. A tag set
-// that recurs is found in the bounded cache of recent tag maps tag.New
-// uses (a hash of the tags' hashes and a compare), and recorded through
-// that map's per-view series cache; a new one resolves each view's series
-// by hashing the values it keys on. Cost: no allocation, except one when a
-// tag set is seen the second time in a row of its cache slot (it is then
-// cached).
+// by mutators, as if by tag.New, without building a tag.Map or a context.
+// When the same mutators were applied to the same tags recently (by any
+// goroutine), the result is found by them, in a bounded cache of 1024
+// derivations (a hash of the mutators' precomputed hashes and a compare of
+// each mutator and parent tag), and recorded through that map's per-view
+// series cache: about 45 ns for 2 mutators and one counter on the
+// project's VM. Otherwise the tag set is built on the stack (up to 8 tags),
+// looked up in the bounded cache of recent tag maps tag.New uses, and a
+// new one resolves each view's series by hashing the values it keys on.
+// Cost: no allocation, except when a tag set or a derivation is seen the
+// second time in a row of its cache slot (it is then cached, once).
 //
 // It returns the first invalid mutator's error, and then records nothing.
 func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measurement) error {

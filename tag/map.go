@@ -110,14 +110,17 @@ func Delete(k Key) Mutator {
 // applied in order. On an invalid mutator it returns ctx unchanged and the
 // error (wrapping ErrInvalidKey or ErrInvalidValue, naming the input).
 //
-// Cost: a sorted insert per mutator, then one allocation for up to 16
-// tags (two for more). A tag set built recently (by any goroutine) is reused from a
-// bounded cache of 4096 maps, so the allocation is the 24-byte context and
-// Record finds the series the map resolved before (the per-request pattern
-// of a handler: tag.New then Record is a few tens of ns). A new tag set is
-// one larger allocation (the context, the map and its tags together); when
-// it recurs, a copy is cached (a second allocation, once). Recording with a
-// new Map resolves each view's series by hash. Safe for concurrent use.
+// Cost: when the same mutators were applied to the same tags recently (by
+// any goroutine), the map is found by them (a hash of their precomputed
+// hashes and a compare of each, see stats.RecordWithTags), and the one
+// allocation is the 24-byte context; Record then finds the series the map
+// resolved before. Otherwise a sorted insert per mutator, then one
+// allocation for up to 16 tags (two for more): a tag set built recently is
+// reused from a bounded cache of 4096 maps (the 24-byte context again); a
+// new one is one larger allocation (the context, the map and its tags
+// together), and when it recurs a copy is cached (a second allocation,
+// once). Recording with a new Map resolves each view's series by hash.
+// Safe for concurrent use.
 func New(ctx context.Context, mutator ...Mutator) (context.Context, error) {
 	for i := range mutator {
 		if m := (*core.Mutator)(&mutator[i]); !m.Valid() {
