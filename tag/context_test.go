@@ -171,3 +171,40 @@ func TestNewAllocations(t *testing.T) {
 		}
 	}
 }
+
+// Goroutines deriving different tag sets from shared parents at once each
+// get their own set: the derived and map caches' racing installs never
+// hand one goroutine another's result.
+func TestNewDerivedConcurrent(t *testing.T) {
+	k1, k2 := MustNewKey("dconc/k1"), MustNewKey("dconc/k2")
+	parents := []context.Context{context.Background()}
+	for _, v := range []string{"a", "b"} {
+		p, _ := New(context.Background(), Upsert(k1, v))
+		parents = append(parents, p)
+	}
+	vals := []string{"0", "1", "2", "3", "4", "5", "6", "7"}
+	errs := make(chan string, 4)
+	for g := range 4 {
+		go func() {
+			var bad string
+			for i := range 2000 {
+				pi, vi := (i+g)%len(parents), (i*7+g)%len(vals)
+				ctx, err := New(parents[pi], Upsert(k2, vals[vi]))
+				want := "{ {dconc/k2 " + vals[vi] + "} }"
+				if pi > 0 {
+					want = "{ {dconc/k1 " + []string{"", "a", "b"}[pi] + "}{dconc/k2 " + vals[vi] + "} }"
+				}
+				if got := FromContext(ctx).String(); err != nil || got != want {
+					bad = got + " want " + want
+					break
+				}
+			}
+			errs <- bad
+		}()
+	}
+	for range 4 {
+		if bad := <-errs; bad != "" {
+			t.Error(bad)
+		}
+	}
+}
