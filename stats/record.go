@@ -24,6 +24,30 @@ const maxStackTags = 8
 // cached on the map) and the atomic update of that series. No allocation, no lock, no channel; safe for concurrent use.
 // A zero Measurement is ignored; a nil ctx records without tags.
 func Record(ctx context.Context, ms ...Measurement) {
+	// One measurement (the common call): no loop state to keep across the
+	// calls below, so nothing to spill and reload around them.
+	if len(ms) == 1 {
+		m := &ms[0]
+		if m.desc == nil {
+			return
+		}
+		subs := m.desc.Subs()
+		switch {
+		case subs == nil:
+		case !subs.Tagged:
+			subs.RecordUntagged(m.v)
+		case len(subs.Aggs) == 1:
+			subs.Aggs[0].RecordMap(core.FromContext(ctx), m.v)
+		default:
+			record(ctx, ms)
+		}
+		return
+	}
+	record(ctx, ms)
+}
+
+// record is Record's general path.
+func record(ctx context.Context, ms []Measurement) {
 	var tm *core.TagMap
 	loaded := false
 	for i := range ms {
