@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/race"
@@ -218,5 +219,37 @@ func TestRecordOddInput(t *testing.T) {
 	}
 	if m.M(3).Value() != 3 || m.M(3).Measure() != stats.Measure(m) {
 		t.Error("Measurement accessors")
+	}
+}
+
+// RecordWithTags with the same mutators over parents that differ (a value,
+// none, one built per call), each many times: the derived-map cache that
+// serves the repeats sends every record to its own row.
+func TestRecordWithTagsRepeatsKeepParentsApart(t *testing.T) {
+	m := stats.Int64("rwt/repeat", "", stats.UnitDimensionless)
+	register(t, &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB, keyC}})
+	a0 := ctxWith(t, tag.Upsert(keyA, "0"))
+	a1 := ctxWith(t, tag.Upsert(keyA, "1"))
+	muts := []tag.Mutator{tag.Upsert(keyB, "b"), tag.Upsert(keyC, "c")}
+	other := []tag.Mutator{tag.Upsert(keyB, "b"), tag.Insert(keyA, "x")}
+	const n = 5
+	for range n {
+		for _, ctx := range []context.Context{a0, a1, context.Background(), ctxWith(t, tag.Upsert(keyA, "2"))} {
+			if err := stats.RecordWithTags(ctx, muts, m.M(1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := stats.RecordWithTags(a0, other, m.M(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range rows(t, "rwt/repeat") {
+		got = append(got, fmt.Sprint(r.Tags, r.Data.(*view.CountData).Value))
+	}
+	slices.Sort(got)
+	want := "[[{a 0} {b b} {c c}] 5 [{a 0} {b b}] 5 [{a 1} {b b} {c c}] 5 [{a 2} {b b} {c c}] 5 [{b b} {c c}] 5]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got %v; want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package tag
 import (
 	"context"
 	"strings"
+	"unsafe"
 
 	"github.com/zerostat/zerostat/internal/core"
 )
@@ -109,40 +110,47 @@ func Delete(k Key) Mutator {
 // applied in order. On an invalid mutator it returns ctx unchanged and the
 // error (wrapping ErrInvalidKey or ErrInvalidValue, naming the input).
 //
-// Cost: a sorted insert per mutator, then one allocation for up to 16
-// tags (two for more). A tag set built recently (by any goroutine) is reused from a
-// bounded cache of 4096 maps, so the allocation is the 24-byte context and
-// Record finds the series the map resolved before (the per-request pattern
-// of a handler: tag.New then Record is a few tens of ns). A new tag set is
-// one larger allocation (the context, the map and its tags together); when
-// it recurs, a copy is cached (a second allocation, once). Recording with a
-// new Map resolves each view's series by hash. Safe for concurrent use.
+// Cost: when the same mutators were applied to the same tags recently (by
+// any goroutine), the map is found by them (a hash of their precomputed
+// hashes and a compare of each, see stats.RecordWithTags), and the one
+// allocation is the 24-byte context; Record then finds the series the map
+// resolved before. Otherwise a sorted insert per mutator, then one
+// allocation for up to 16 tags (two for more): a tag set built recently is
+// reused from a bounded cache of 4096 maps (the 24-byte context again); a
+// new one is one larger allocation (the context, the map and its tags
+// together), and when it recurs a copy is cached (a second allocation,
+// once). Recording with a new Map resolves each view's series by hash.
+// Safe for concurrent use.
 func New(ctx context.Context, mutator ...Mutator) (context.Context, error) {
 	for i := range mutator {
-		if err := (*core.Mutator)(&mutator[i]).Err(); err != nil {
-			return ctx, err
+		if m := (*core.Mutator)(&mutator[i]); !m.Valid() {
+			return ctx, m.Err()
 		}
 	}
-	orig := core.FromContext(ctx).Tags()
+	parent := core.FromContext(ctx)
+	muts := coreMutators(mutator)
+	m, h := core.Derived(parent, muts)
+	if m != nil {
+		return core.NewContext(ctx, m), nil
+	}
 	// A stack buffer sized to the result: zeroing 16 tags costs more than
 	// building 2.
-	switch n := len(orig) + len(mutator); {
+	switch n := len(parent.Tags()) + len(mutator); {
+	case n <= 4:
+		var buf [4]core.Tag
+		return core.DeriveContext(ctx, parent, muts, h, buf[:0]), nil
 	case n <= 8:
 		var buf [8]core.Tag
-		return newContext(ctx, buf[:0], orig, mutator), nil
+		return core.DeriveContext(ctx, parent, muts, h, buf[:0]), nil
 	case n <= 16:
 		var buf [16]core.Tag
-		return newContext(ctx, buf[:0], orig, mutator), nil
+		return core.DeriveContext(ctx, parent, muts, h, buf[:0]), nil
 	}
-	return newContext(ctx, nil, orig, mutator), nil
+	return core.DeriveContext(ctx, parent, muts, h, nil), nil
 }
 
-// newContext applies mutators to orig in buf and returns the context of
-// the result. buf does not escape.
-func newContext(ctx context.Context, buf, orig []core.Tag, mutators []Mutator) context.Context {
-	tags := append(buf, orig...)
-	for i := range mutators {
-		tags = (*core.Mutator)(&mutators[i]).Apply(tags)
-	}
-	return core.NewTagContext(ctx, tags)
+// coreMutators returns ms as the core mutators they are defined as,
+// without copying.
+func coreMutators(ms []Mutator) []core.Mutator {
+	return unsafe.Slice((*core.Mutator)(unsafe.SliceData(ms)), len(ms))
 }

@@ -214,14 +214,32 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if a.keepErrs.Load() {
-			s.addKeepingErr(v, slot)
-		} else if !s.tryAdd(v) {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
 		return
 	}
 	a.recordSlot(slot, m.Tags(), v)
+}
+
+// recordIn records v without tags through slot, a cache of a's series
+// for no tags that only a uses (Subs.RecordUntagged).
+func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
+	if s := slot.Load(); s != nil {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+		} else {
+			s.add(v, slot)
+		}
+		return
+	}
+	a.recordSlot(slot, nil, v)
 }
 
 // recordSlot records v for tags (internal order) by resolving the series

@@ -63,8 +63,21 @@ func (c *tagCtx) Value(key any) any {
 func (c *tagCtx) String() string { return "zerostat tag context" }
 
 // FromContext returns the TagMap carried by ctx, or nil. A nil ctx has none.
-// Cost: one context.Value lookup.
+// Cost: for a context tag.New returned, a type check and a load (what its
+// Value would answer, without the interface call); otherwise one
+// context.Value lookup.
 func FromContext(ctx context.Context) *TagMap {
+	if c, ok := ctx.(*tagCtx); ok {
+		return c.m
+	}
+	return fromValue(ctx)
+}
+
+// fromValue is FromContext's lookup through ctx.Value; not inlined, so
+// that FromContext is.
+//
+//go:noinline
+func fromValue(ctx context.Context) *TagMap {
 	if ctx == nil {
 		return nil
 	}
@@ -95,25 +108,28 @@ func SetHash(tags []Tag) uint64 {
 	return h ^ h>>29
 }
 
+// sameTags reports whether two tag sets (internal order) are equal. The
+// common case, tags whose strings share their bytes (from one literal, one
+// interned value, one map), is one branch per tag on a combined compare;
+// strings with other bytes are compared in full.
 func sameTags(a, b []Tag) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.KeyHash != y.KeyHash || x.ValueHash != y.ValueHash || x.TTL != y.TTL ||
-			!sameString(x.Key, y.Key) || !sameString(x.Value, y.Value) {
+		d := (x.KeyHash ^ y.KeyHash) | (x.ValueHash ^ y.ValueHash) | uint64(uint8(x.TTL^y.TTL)) |
+			uint64(len(x.Key)^len(y.Key)) | uint64(len(x.Value)^len(y.Value))
+		if d != 0 {
 			return false
+		}
+		if unsafe.StringData(x.Key) != unsafe.StringData(y.Key) || unsafe.StringData(x.Value) != unsafe.StringData(y.Value) {
+			if x.Key != y.Key || x.Value != y.Value {
+				return false
+			}
 		}
 	}
 	return true
-}
-
-// sameString is a == b, without the call to the runtime's memequal when
-// both share their bytes (a tag value from the same literal or interned
-// string, the common case here).
-func sameString(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // The one-allocation forms of a context with a new map: the context, the

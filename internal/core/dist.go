@@ -175,6 +175,26 @@ func (c distCell) add(bounds []float64, keep bool, v float64) addResult {
 	return r
 }
 
+// tryAddDist is add for an unstriped distribution series, without add's
+// dispatch: the bucket search, the cell's lock, Welford's update. It
+// reports false, having done nothing, when the series is striped or its
+// cell sealed (add then handles it); a contended cell is recorded and then
+// striped, as add does.
+func (s *Series) tryAddDist(v float64) bool {
+	if s.stripes.Load() != nil {
+		return false
+	}
+	a := s.agg
+	switch s.distCell().add(a.bounds, a.keepErrs.Load(), v) {
+	case addOK:
+		return true
+	case addContended:
+		s.inflate()
+		return true
+	}
+	return false
+}
+
 // addSquares adds x+xlo (a square and its rounding error) to the cell's
 // double-double sum of squares. Cost: 9 additions (the cell is locked).
 func (c distCell) addSquares(x, xlo float64) {

@@ -353,3 +353,74 @@ func TestStaleCacheTakesNoLock(t *testing.T) {
 	}
 	runtime.KeepAlive(r)
 }
+
+// Records without tags through a subscriber list's own series cache
+// (Subs.RecordUntagged) reach the same series as the aggregator's, survive
+// eviction (revival in place, then a successor once freed), reach every
+// view of the list, and keep a Sum's rounding errors while a delta reader
+// is registered.
+func TestUntaggedListCacheFollowsEviction(t *testing.T) {
+	count := NewAggregator(KindCount, nil, nil, 0)
+	sum := NewAggregator(KindSum, nil, nil, 0)
+	dist := NewAggregator(KindDistribution, nil, []float64{10}, 0)
+	for _, l := range []*Subs{newSubs([]*Aggregator{count}), newSubs([]*Aggregator{count, sum, dist})} {
+		if l.Tagged {
+			t.Fatal("a list of views without keys is Tagged")
+		}
+		before := count.AppendSeries(nil)
+		base := int64(0)
+		if len(before) == 1 {
+			base = before[0].ReadCount()
+		}
+		l.RecordUntagged(1)
+		l.RecordUntagged(1)
+		s := count.AppendSeries(nil)[0]
+		if got := s.ReadCount(); got != base+2 {
+			t.Fatalf("count %d; want %d", got, base+2)
+		}
+		count.RecordMap(nil, 1) // the aggregator's own no-tags slot: the same series
+		if n := count.AppendSeries(nil); len(n) != 1 || n[0].ReadCount() != base+3 {
+			t.Fatalf("aggregator path found another series: %v", n)
+		}
+		s.Evict()
+		l.RecordUntagged(1) // revives it in place
+		if s.Sealed() || s.ReadCount() != base+4 {
+			t.Fatalf("not revived: sealed %v count %d", s.Sealed(), s.ReadCount())
+		}
+	}
+	// Freed: the cached series is replaced by a successor from zero.
+	r := count.AddReader()
+	l := newSubs([]*Aggregator{count})
+	l.RecordUntagged(1)
+	s := count.AppendSeries(nil)[0]
+	s.Evict()
+	r.Ack(count.SealSeq())
+	count.Sweep()
+	if count.Len() != 0 {
+		t.Fatalf("not freed: len %d", count.Len())
+	}
+	l.RecordUntagged(1)
+	n := count.AppendSeries(nil)
+	if len(n) != 1 || n[0] == s || n[0].ReadCount() != 1 {
+		t.Fatalf("successor %v of %v", n, s)
+	}
+	count.RemoveReader(r)
+	// The other views of the second list got each of its 3 records.
+	if got := readAll(sum.AppendSeries(nil)[0]); got != "3" {
+		t.Errorf("sum %s; want 3", got)
+	}
+	if got := readAll(dist.AppendSeries(nil)[0]); got != "n=3 sum=3 min=1 max=1 [3 0]" {
+		t.Errorf("distribution %s", got)
+	}
+	// A delta reader makes a Sum keep its rounding errors on this path too.
+	f := NewAggregator(KindSum, nil, nil, 0)
+	fr := f.AddReader()
+	fl := newSubs([]*Aggregator{f})
+	fl.RecordUntagged(1e16)
+	fl.RecordUntagged(1)
+	hi, lo := f.AppendSeries(nil)[0].ReadSumParts()
+	if hi+lo != 1e16+1 || lo != 1 {
+		t.Errorf("sum parts %v %v; want 1e16 and the lost 1", hi, lo)
+	}
+	f.RemoveReader(fr)
+}

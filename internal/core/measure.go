@@ -24,8 +24,15 @@ type Measure struct {
 type Subs struct {
 	Aggs []*Aggregator
 	// Tagged reports whether some aggregator keys on tags: when none does,
-	// Record skips the context lookup.
+	// Record skips the context lookup and records with RecordUntagged.
 	Tagged bool
+	// first and rest cache the series of Aggs[0] and Aggs[1:] for
+	// RecordUntagged: the list points at the series itself, one pointer
+	// chase from the measure (through the aggregator, then its slot, it
+	// was three). Filled on first use, re-pointed by Series.add when the
+	// series is evicted, as a TagMap's cache is.
+	first atomic.Pointer[Series]
+	rest  []atomic.Pointer[Series]
 }
 
 var (
@@ -65,7 +72,7 @@ func newSubs(aggs []*Aggregator) *Subs {
 	if len(aggs) == 0 {
 		return nil
 	}
-	l := &Subs{Aggs: aggs}
+	l := &Subs{Aggs: aggs, rest: make([]atomic.Pointer[Series], len(aggs)-1)}
 	for _, a := range aggs {
 		l.Tagged = l.Tagged || len(a.keys) > 0
 	}
@@ -99,4 +106,32 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 		}
 	}
 	m.subs.Store(newSubs(next))
+}
+
+// RecordUntagged records v into every aggregator of l, none of which keys
+// on tags (l.Tagged is false), through the series l caches. Cost for one
+// unstriped Count or Sum view: the load of the cached series and one
+// compare-and-swap. No allocation; safe for concurrent use.
+func (l *Subs) RecordUntagged(v float64) {
+	if s := l.first.Load(); s != nil && len(l.rest) == 0 {
+		if ok, old := s.tryAdd(v); ok {
+			if s.keepsErr() {
+				s.keptErr(old, v)
+			}
+			return
+		}
+	}
+	l.recordUntagged(v)
+}
+
+// recordUntagged is RecordUntagged's general path: every view, any series
+// state.
+func (l *Subs) recordUntagged(v float64) {
+	for i, a := range l.Aggs {
+		slot := &l.first
+		if i > 0 {
+			slot = &l.rest[i-1]
+		}
+		a.recordIn(slot, v)
+	}
 }

@@ -146,50 +146,40 @@ func (a *Aggregator) NextID() uint32 {
 // the record path: an unstriped, unsealed Count or Sum series updated with
 // one compare-and-swap. It reports false, having done nothing, for
 // anything else (and when the swap loses a race), and the caller then
-// calls add, which handles every case.
-func (s *Series) tryAdd(v float64) bool {
-	if s.stripes.Load() != nil {
-		return false
-	}
-	old := s.word.Load()
-	var n uint64
-	switch s.fast {
-	case KindCount:
-		n = old + 1
-	case KindSum:
-		// The callers take add instead while the aggregator keeps
-		// rounding errors (Aggregator.keepErrs): tryAdd must stay small
-		// enough to inline.
+// calls add, which handles every case. On success it returns the word it
+// replaced, and the caller then checks keepsErr: the aggregator's keepErrs
+// is read after the swap, off the chain of loads the swap waits for (it is
+// set only while a delta reader reads; keptErr then keeps the addition's
+// rounding error, as add would have).
+func (s *Series) tryAdd(v float64) (ok bool, old uint64) {
+	old = s.word.Load()
+	n := old + 1
+	if s.fast == KindSum {
 		n = math.Float64bits(math.Float64frombits(old) + v)
-	default:
-		return false
+	} else if s.fast != KindCount {
+		return false, 0
 	}
 	// n is never sealedWord: IEEE addition never yields a signalling NaN,
 	// and a count would need 2^62 records (see sealedWord).
-	return old != sealedWord && s.word.CompareAndSwap(old, n)
+	return old != sealedWord && s.stripes.Load() == nil && s.word.CompareAndSwap(old, n), old
 }
 
-// addKeepingErr is add for a series of an aggregator that keeps rounding
-// errors (keepErrs: a Sum with a delta reader), with tryAdd's shortcut
-// for an unstriped, unsealed series: one compare-and-swap of the sum, and
-// one of its error word when the addition rounded (addErr).
-func (s *Series) addKeepingErr(v float64, slot *atomic.Pointer[Series]) {
-	if s.stripes.Load() == nil && s.fast == KindSum {
-		old := s.word.Load()
-		f := math.Float64frombits(old)
-		sum := f + v
-		if old != sealedWord && s.word.CompareAndSwap(old, math.Float64bits(sum)) {
-			if x := twoSumErr(f, v, sum); x != 0 {
-				if e := (*atomic.Uint64)(atomic.LoadPointer(&s.dist)); e != nil {
-					addErr(e, x)
-				} else {
-					s.keepErr(nil, x)
-				}
-			}
-			return
+// keepsErr reports whether an addition tryAdd made must keep its rounding
+// error (keptErr): a Sum whose aggregator has a delta reader.
+func (s *Series) keepsErr() bool { return s.fast == KindSum && s.agg.keepErrs.Load() }
+
+// keptErr keeps the rounding error of the addition old+v (old: the bits
+// tryAdd replaced) that tryAdd made to the series' own cell: one
+// compare-and-swap of its error word when the addition rounded (addErr).
+func (s *Series) keptErr(oldBits uint64, v float64) {
+	old := math.Float64frombits(oldBits)
+	if x := twoSumErr(old, v, old+v); x != 0 {
+		if e := (*atomic.Uint64)(atomic.LoadPointer(&s.dist)); e != nil {
+			addErr(e, x)
+		} else {
+			s.keepErr(nil, x)
 		}
 	}
-	s.add(v, slot)
 }
 
 // add records v. Cost for an uncontended series: one compare-and-swap

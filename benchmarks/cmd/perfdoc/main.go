@@ -101,6 +101,95 @@ var impls = []string{"floor", "zerostat", "zerostat_handle", "opencensus", "prom
 var scenarios = []string{"counter_notags", "counter_2tags", "histogram_2tags", "8measures_8tags",
 	"recordwithtags_2mut", "counter_2tags_parallel", "histogram_2tags_parallel"}
 
+// resolution tells whether impl, in a record scenario, resolves its tags
+// or labels once before the loop ("kept") or on every call ("per call"),
+// so that each table row compares the same work.
+func resolution(scenario, impl string) string {
+	if scenario == "counter_notags" {
+		return "kept" // no tags: nothing to resolve, one row
+	}
+	switch impl {
+	case "prometheus", "victoriametrics", "otel", "zerostat_otel", "zerostat_new", "zerostat_rwt", "opencensus_new":
+		return "per call"
+	case "zerostat", "opencensus":
+		if scenario == "recordwithtags_2mut" {
+			return "per call" // the context kept, its mutators applied per call
+		}
+	}
+	return "kept"
+}
+
+// resolvedWhen is the sentence a record-table row carries.
+func resolvedWhen(scenario, class string) string {
+	switch {
+	case scenario == "counter_notags":
+		return "No tags: nothing to resolve; every SDK records a bare counter (handles bound once)."
+	case scenario == "recordwithtags_2mut":
+		return "A context of 2 tags built once; 2 mutators applied on every call."
+	case class == "kept":
+		return "Tags or labels resolved once, before the loop; each call only records."
+	}
+	return "Labels resolved on every call, then recorded."
+}
+
+// requestImpls are the per-request family's rows, per call first, with
+// what each resolves when (benchmarks/request_test.go).
+var requestImpls = []struct{ impl, class, what string }{
+	{"zerostat_rwt", "per call", "`stats.RecordWithTags` with 2 mutators built per request."},
+	{"zerostat_new", "per call", "`tag.New(ctx, Upsert, Upsert)` per request, then one `Record` of the n measurements."},
+	{"prometheus", "per call", "`WithLabelValues(\"v0\", \"v1\")` per counter per request, then `Add`."},
+	{"victoriametrics", "per call", "`GetOrCreateCounter` by formatted name per counter per request."},
+	{"otel", "per call", "`metric.WithAttributes` (2 attributes) per request, one option for the n `Add`s."},
+	{"opencensus_new", "per call", "OpenCensus `tag.New` per request, then `Record`."},
+	{"floor", "kept", "n atomic adds."},
+	{"zerostat_handle", "kept", "Handles bound once (`Int64Measure.Bind`); `Record` per counter."},
+	{"zerostat_ctx", "kept", "The tag context built once; one `Record` of the n measurements per request."},
+	{"prometheus_handle", "kept", "Children looked up once and kept; `Add` per counter."},
+	{"victoriametrics_handle", "kept", "Counters looked up once and kept; `Add` per counter."},
+	{"otel_attrset", "kept", "A `WithAttributeSet` option built once; `Add` per counter."},
+}
+
+// writeRequest writes the per-request table (issue 19): a request records
+// n counters with 2 tags; each row says what it resolves when, and its
+// ratio is to Prometheus doing the same work (WithLabelValues per call, or
+// its kept child).
+func writeRequest(w func(string, ...any), r *results) {
+	rec := func(n, im string) string { return "Record/scenario=request_" + n + "m/impl=" + im }
+	if _, ok := r.summary(rec("1", "floor"), "ns/op"); !ok {
+		return
+	}
+	w("## Per request: tags resolved per call, or kept\n\n")
+	w("A request handler records n counters (n = 1, 4, 8) with 2 tags (`BenchmarkRecord/scenario=request_<n>m`). The *per call* rows resolve the tags on every request, the *kept* rows once; the ratio is to Prometheus doing the same work (`WithLabelValues` per call, or its kept child).\n\n")
+	w("| impl | resolved | what is resolved when | 1 counter | 4 counters | 8 counters | allocs/op (1 / 8) | 1 counter, × Prometheus |\n|---|---|---|---|---|---|---|---|\n")
+	for _, ri := range requestImpls {
+		if _, ok := r.summary(rec("1", ri.impl), "ns/op"); !ok {
+			continue
+		}
+		w("| %s | %s | %s |", ri.impl, ri.class, ri.what)
+		for _, n := range []string{"1", "4", "8"} {
+			if s, ok := r.summary(rec(n, ri.impl), "ns/op"); ok {
+				w(" %s%s |", fmtNs(s.Center), pct(s))
+			} else {
+				w(" |")
+			}
+		}
+		a1, _ := r.summary(rec("1", ri.impl), "allocs/op")
+		a8, _ := r.summary(rec("8", ri.impl), "allocs/op")
+		w(" %g / %g |", a1.Center, a8.Center)
+		peer := "prometheus"
+		if ri.class == "kept" {
+			peer = "prometheus_handle"
+		}
+		s, _ := r.summary(rec("1", ri.impl), "ns/op")
+		if p, ok := r.summary(rec("1", peer), "ns/op"); ok && ri.impl != "floor" {
+			w(" %.2f× |\n", s.Center/p.Center)
+		} else {
+			w(" |\n")
+		}
+	}
+	w("\n")
+}
+
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("perfdoc", flag.ContinueOnError)
 	out := fs.String("out", "../docs/performance.md", "markdown file to write")
@@ -209,25 +298,37 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	}
 	for _, unit := range []string{"ns/op", "allocs/op", "B/op"} {
 		cols := present(unit)
-		w("## Record path, %s\n\n| scenario | %s |\n|---|%s\n", unit, strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+		if len(cols) == 0 {
+			continue
+		}
+		w("## Record path, %s\n\n| scenario | resolved | what is resolved when | %s |\n|---|---|---|%s\n", unit, strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 		for _, sc := range scenarios {
-			w("| %s |", sc)
-			for _, im := range cols {
-				s, ok := r.summary("Record/scenario="+sc+"/impl="+im, unit)
-				switch {
-				case !ok:
-					w(" |")
-				case unit == "ns/op":
-					w(" %s%s |", fmtNs(s.Center), pct(s))
-				default:
-					w(" %g |", s.Center)
+			for _, class := range []string{"kept", "per call"} {
+				row, any := "", false
+				for _, im := range cols {
+					s, ok := r.summary("Record/scenario="+sc+"/impl="+im, unit)
+					switch {
+					case !ok || (im != "floor" && resolution(sc, im) != class):
+						row += " |"
+					case unit == "ns/op":
+						row += fmt.Sprintf(" %s%s |", fmtNs(s.Center), pct(s))
+						any = any || im != "floor"
+					default:
+						row += fmt.Sprintf(" %g |", s.Center)
+						any = any || im != "floor"
+					}
+				}
+				if any {
+					w("| %s | %s | %s |%s\n", sc, class, resolvedWhen(sc, class), row)
 				}
 			}
-			w("\n")
 		}
 		w("\n")
 	}
-	w("`floor` is the minimum work (one atomic add; a histogram's bound search and two adds). `_handle` and `otel_attrset` are each peer's fastest API (a kept handle, a precomputed attribute set); the others are the natural API (see benchmarks/README.md). `zerostat_otel` and `zerostat_otel_attrset` are the OTel columns' code on zerostat's MeterProvider (package otel) instead of the OTel SDK. Parallel scenarios use `b.RunParallel` on all cores.\n\n")
+	if len(present("ns/op")) > 0 {
+		w("Each row compares the same work: in a *kept* row every SDK resolved its tags or labels once, before the loop (zerostat and OpenCensus a context built once, `_handle` a bound handle or kept child, `otel_attrset` a precomputed attribute set); in a *per call* row every SDK resolves them on each call (Prometheus `WithLabelValues`, VictoriaMetrics a formatted name, OTel `WithAttributes`; zerostat and OpenCensus the mutators of `RecordWithTags`). zerostat's per-call `tag.New` + `Record` is in the per-request table below. `floor` is the minimum work (one atomic add; a histogram's bound search and two adds), in both rows. `zerostat_otel` and `zerostat_otel_attrset` are the OTel columns' code on zerostat's MeterProvider (package otel) instead of the OTel SDK. Parallel scenarios use `b.RunParallel` on all cores.\n\n")
+	}
+	writeRequest(w, r)
 
 	w("## Targets and measurements\n\n| target (BRIEF) | measured | met |\n|---|---|---|\n")
 	ratio := func(a, bn string) (float64, bool) {
@@ -261,6 +362,19 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	target("histogram, 2 tags: ≤ 3× its floor", v, ok, "<=", 3, "×")
 	v, ok = ratio(rec("8measures_8tags", "zerostat"), rec("8measures_8tags", "floor"))
 	target("8 measures × 8 tags: ≤ 4× its floor", v, ok, "<=", 4, "×")
+	v, ok = ratio(rec("counter_notags", "zerostat"), rec("counter_notags", "floor"))
+	target("counter without tags: ≤ 1.5× the floor", v, ok, "<=", 1.5, "×")
+	v, ok = ratio(rec("counter_2tags", "zerostat_handle"), rec("counter_2tags", "floor"))
+	target("bound handle, counter: ≤ 1.3× the floor", v, ok, "<=", 1.3, "×")
+	v, ok = ratio(rec("histogram_2tags", "zerostat_handle"), rec("histogram_2tags", "floor"))
+	target("bound handle, histogram: ≤ 1.5× its floor", v, ok, "<=", 1.5, "×")
+	if s, ok := r.summary(rec("recordwithtags_2mut", "zerostat"), "ns/op"); ok {
+		target("`RecordWithTags`, 2 mutators: ≤ 60 ns", s.Center, true, "<=", 60, " ns")
+	}
+	v, ok = ratio(rec("request_1m", "zerostat_new"), rec("request_1m", "prometheus"))
+	target("per request, 1 counter, 2 tags: `tag.New` + `Record` no slower than Prometheus `WithLabelValues(...).Inc()` (zerostat / Prometheus)", v, ok, "<=", 1, "×")
+	v, ok = ratio(rec("request_1m", "zerostat_rwt"), rec("request_1m", "prometheus"))
+	target("per request, 1 counter, 2 tags: `RecordWithTags` no slower than Prometheus `WithLabelValues(...).Inc()` (zerostat / Prometheus)", v, ok, "<=", 1, "×")
 	v, ok = ratio(rec("counter_2tags_parallel", "zerostat"), rec("counter_2tags", "zerostat"))
 	target("counter parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
 	v, ok = ratio(rec("histogram_2tags_parallel", "zerostat"), rec("histogram_2tags", "zerostat"))
