@@ -589,31 +589,32 @@ func (f funcExporter) ExportView(d *view.Data) { f(d) }
 
 func TestUncomparableExporterDoesNotPanic(t *testing.T) {
 	// A func-typed exporter cannot be compared: OpenCensus panics on it.
-	// It can be registered, and receives reports, but never unregistered:
-	// it stays registered for the rest of this test binary, so it turns
-	// itself off at the end of the test.
+	// It can be registered, and receives reports, but never unregistered.
+	// A meter of its own, never started, sends no periodic report (the
+	// default meter's, at whatever period another test left, would add
+	// to the count): only Unregister's final ones.
 	m := stats.Int64("export/uncomparable", "", "")
 	v := &view.View{Measure: m, Aggregation: view.Count()}
-	if err := view.Register(v); err != nil {
+	meter := view.NewMeter()
+	if err := meter.Register(v); err != nil {
 		t.Fatal(err)
 	}
-	var on atomic.Bool
-	on.Store(true)
-	defer on.Store(false)
 	var got atomic.Int64
 	f := funcExporter(func(d *view.Data) {
-		if on.Load() && d.View == v {
+		if d.View == v {
 			got.Add(1)
 		}
 	})
-	view.RegisterExporter(f) // no panic
-	view.RegisterExporter(f) // cannot be found: added again, no panic
-	stats.Record(context.Background(), m.M(1))
-	view.Unregister(v) // the final report is synchronous
+	meter.RegisterExporter(f) // no panic
+	meter.RegisterExporter(f) // cannot be found: added again, no panic
+	stats.RecordWithOptions(context.Background(), stats.WithRecorder(meter), stats.WithMeasurements(m.M(1)))
+	meter.Unregister(v) // the final report is synchronous
 	if n := got.Load(); n != 2 {
 		t.Errorf("the uncomparable exporter got %d final reports; want 2 (registered twice)", n)
 	}
-	view.UnregisterExporter(f) // not found: a no-op, not a panic
+	meter.UnregisterExporter(f) // not found: a no-op, not a panic
+	view.RegisterExporter(f)    // the default meter's too
+	view.UnregisterExporter(f)
 	e := &exporterFunc{f: func(*view.Data) {}}
 	view.RegisterExporter(e)
 	view.UnregisterExporter(e)
