@@ -2,8 +2,10 @@ package wire
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -240,13 +242,13 @@ func (d *decoder) header(p *Payload) error {
 		return err
 	}
 	var err error
-	if p.Start, err = d.r.ReadTime(); err != nil {
-		d.path = "header.start"
-		return d.fail(err)
+	d.path = "header.start"
+	if p.Start, err = d.time(); err != nil {
+		return err
 	}
-	if p.End, err = d.r.ReadTime(); err != nil {
-		d.path = "header.end"
-		return d.fail(err)
+	d.path = "header.end"
+	if p.End, err = d.time(); err != nil {
+		return err
 	}
 	d.path = "header.temporality"
 	t, err := d.uint()
@@ -379,8 +381,8 @@ func (d *decoder) view(v *View, i int) error {
 		}
 	}
 	d.path = ".start"
-	if v.Start, err = d.r.ReadTime(); err != nil {
-		return d.fail(err)
+	if v.Start, err = d.time(); err != nil {
+		return err
 	}
 	d.path = ".rows"
 	nr, err := d.r.ReadArrayHeader()
@@ -437,12 +439,32 @@ func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	if err := d.alloc(1, int(unsafe.Sizeof(RowStart{}))); err != nil {
 		return err
 	}
-	t, err := d.r.ReadTime()
+	t, err := d.time()
 	if err != nil {
-		return d.fail(err)
+		return err
 	}
 	v.RowStarts = append(v.RowStarts, RowStart{Row: ri, Start: t})
 	return nil
+}
+
+// Timestamps must lie within int64 nanoseconds of the Unix epoch (years
+// 1677 to 2262), the range every reader of them works in: OTLP and pdata,
+// Prometheus, time.Time's UnixNano and its JSON form.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// time reads a timestamp and checks its range.
+func (d *decoder) time() (time.Time, error) {
+	t, err := d.r.ReadTime()
+	if err != nil {
+		return t, d.fail(err)
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, d.failf("timestamp %d s outside int64 nanoseconds of the Unix epoch (years 1677 to 2262)", t.Unix())
+	}
+	return t, nil
 }
 
 // decodeRowData decodes a row's tag values and data.

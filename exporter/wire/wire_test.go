@@ -176,6 +176,13 @@ func TestDecodeErrors(t *testing.T) {
 			b = msgpack.AppendUint(b, 3)
 			return msgpack.AppendUint(b, 1)
 		}), "", "v", "k", "x"), false, "views[0].rows[0].start: "},
+		{"row start past 2262", build(1, oneView(1, 2, func(b []byte) []byte {
+			b = msgpack.AppendArrayHeader(b, 1)
+			b = msgpack.AppendArrayHeader(b, 3)
+			b = msgpack.AppendUint(b, 3)
+			b = msgpack.AppendUint(b, 3)
+			return msgpack.AppendTime(b, time.Unix(1<<40, 0)) // year 36812
+		}), "", "v", "k", "x"), false, "views[0].rows[0].start: at offset 54: timestamp 1099511627776 s outside int64 nanoseconds of the Unix epoch"},
 		{"huge rows count", build(1, oneView(1, 2, func(b []byte) []byte {
 			return append(b, msgpack.Array32, 0x7f, 0xff, 0xff, 0xff)
 		}), "", "v", "k", "x"), false, "views"},
