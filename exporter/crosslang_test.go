@@ -186,6 +186,64 @@ func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 	})
 }
 
+// TestCrossLanguageUpDownSum: a view.UpDownSum is aggregation 5, and in a
+// delta payload its row is its total (3 after +5 and -2 over two
+// exports), where a Sum's is the interval's change; the Python and Ruby
+// decoders read it as Go does.
+func TestCrossLanguageUpDownSum(t *testing.T) {
+	m := stats.Int64("crosslang/updown", "", "")
+	views := []*view.View{
+		{Name: "crosslang/updown_active", Measure: m, Aggregation: view.UpDownSum()},
+		{Name: "crosslang/updown_sum", Measure: m, Aggregation: view.Sum()},
+	}
+	if err := view.Register(views...); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(views...)
+	var buf bytes.Buffer
+	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int64{5, -2} {
+		stats.Record(context.Background(), m.M(v))
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last *wire.Payload
+	for r := bytes.NewReader(buf.Bytes()); r.Len() > 0; {
+		fr, err := wire.ReadFrame(r, nil, wire.MaxFrameSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last, err = wire.Decode(fr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]struct {
+		agg wire.Aggregation
+		sum float64
+	}{"crosslang/updown_active": {wire.UpDownSum, 3}, "crosslang/updown_sum": {wire.Sum, -2}}
+	for _, v := range last.Views {
+		if w, ok := want[v.Name]; ok && (v.Aggregation != w.agg || len(v.Rows) != 1 || v.Rows[0].Sum != w.sum) {
+			t.Errorf("Go: %s: aggregation %v, rows %+v; want %v with sum %v", v.Name, v.Aggregation, v.Rows, w.agg, w.sum)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "frames.bin")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crossDecode(t, path, func(t *testing.T, lang string, got *crossOut) {
+		for name, w := range want {
+			v := got.Views[name]
+			if v.Aggregation != int(w.agg) || len(v.Rows) != 1 || v.Rows[0].Sum == nil || *v.Rows[0].Sum != w.sum {
+				t.Errorf("%s: %s: aggregation %d, rows %+v; want %d with sum %v", lang, name, v.Aggregation, v.Rows, w.agg, w.sum)
+			}
+		}
+	})
+}
+
 // crossDecode runs the Python and Ruby decoders on the frames in path and
 // passes check what each printed, or skips (fails with
 // ZEROSTAT_REQUIRE_CROSSLANG=1) when an interpreter or its msgpack is

@@ -195,7 +195,7 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
 	b = msgpack.AppendUint(b, uint64(e.str(v.HelpID))) // the mapping's description (core.View.Help)
 	b = msgpack.AppendUint(b, uint64(e.str(v.UnitID)))
-	b = msgpack.AppendUint(b, uint64(a.Kind()))
+	b = msgpack.AppendUint(b, uint64(wire.AggregationOf(a.Kind(), v.UpDown)))
 	b = msgpack.AppendArrayHeader(b, uint32(len(v.KeyIDs)))
 	for _, k := range v.KeyIDs {
 		b = msgpack.AppendUint(b, uint64(e.str(k)))
@@ -309,7 +309,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		a := v.Agg
 		kind := a.Kind()
 		var st *delta.View // nil: read cumulatively
-		if e.kinds.Has(kind) {
+		if e.kinds.Reads(v) {
 			st = e.delta.View(a)
 		}
 		if n := len(a.Bounds()) + 1; cap(e.buckets) < n {
@@ -346,7 +346,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 					continue
 				}
 				vids = s.ValueIDs()
-				start = rowStart(a, s, e.delta == nil, st, &rv)
+				start = rowStart(a, s, e.delta == nil || v.UpDown, st, &rv)
 			} else {
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true

@@ -53,12 +53,15 @@ type Options struct {
 	// Interval between exports.
 	Interval time.Duration
 	// Temporality of the values: Cumulative (as OpenCensus) or Delta
-	// (every view, LastValue included: see TemporalityPreference).
+	// (every view but an up-down sum, view.UpDownSum, whose row is always
+	// its total: wire.UpDownSum; LastValue included: see
+	// TemporalityPreference).
 	Temporality wire.Temporality
 	// TemporalityPreference, if set, chooses the temporality per kind of
 	// view as OpenTelemetry's preference does: PreferDelta or
 	// PreferLowMemory make Count, Sum and Distribution views delta and
-	// LastValue views cumulative. The payload's temporality is then Delta.
+	// LastValue and up-down sum views cumulative. The payload's temporality
+	// is then Delta.
 	// It cannot be set with Temporality Delta.
 	TemporalityPreference TemporalityPreference
 	// MaxPayloadBytes caps a payload's size before compression; a larger

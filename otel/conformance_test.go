@@ -494,7 +494,15 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 	zt := otlp.Cumulative
 	if temporality == "delta" {
 		limit, wantWide = 1000, 0
-		ropts = append(ropts, sdkmetric.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality {
+		// The specification's "delta" preference (the SDK's OTLP
+		// exporters' selector for it): up-down counters stay cumulative,
+		// as zerostat exports an up-down sum whatever the temporality
+		// (delta.Kinds.Reads).
+		ropts = append(ropts, sdkmetric.WithTemporalitySelector(func(k sdkmetric.InstrumentKind) metricdata.Temporality {
+			switch k {
+			case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
+				return metricdata.CumulativeTemporality
+			}
 			return metricdata.DeltaTemporality
 		}))
 		zt = otlp.Delta

@@ -68,7 +68,7 @@ func formatRow(v *wire.View, r *wire.Row) string {
 	switch v.Aggregation {
 	case wire.Count:
 		return strconv.FormatUint(r.Count, 10)
-	case wire.Sum:
+	case wire.Sum, wire.UpDownSum:
 		return formatFloat(r.Sum)
 	case wire.LastValue:
 		return formatFloat(r.Value)

@@ -47,11 +47,6 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 	sm.Scope().SetName(otlp.ScopeName)
 	ms := sm.Metrics()
 	ms.EnsureCapacity(len(p.Views))
-	delta := p.Temporality == wire.Delta
-	temporality := pmetric.AggregationTemporalityCumulative
-	if delta {
-		temporality = pmetric.AggregationTemporalityDelta
-	}
 	end := pcommon.NewTimestampFromTime(p.End)
 	for i := range p.Views {
 		v := &p.Views[i]
@@ -61,6 +56,13 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 		}
 		if n == 0 {
 			continue
+		}
+		// An up-down sum is its total in a delta payload too (see
+		// wire.UpDownSum): a cumulative point, as OTLP sends it.
+		delta := p.Temporality == wire.Delta && v.Aggregation != wire.UpDownSum
+		temporality := pmetric.AggregationTemporalityCumulative
+		if delta {
+			temporality = pmetric.AggregationTemporalityDelta
 		}
 		start := pcommon.NewTimestampFromTime(v.Start)
 		if delta && p.Start.After(v.Start) {
@@ -157,7 +159,7 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own b
 		default:
 			if i, ok := v.IntValue(r); ok {
 				dp.SetIntValue(i)
-			} else if v.Aggregation == wire.Sum {
+			} else if v.Aggregation == wire.Sum || v.Aggregation == wire.UpDownSum {
 				dp.SetDoubleValue(r.Sum)
 			} else {
 				dp.SetDoubleValue(r.Value)

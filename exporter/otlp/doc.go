@@ -68,7 +68,15 @@
 //	view (OTel instrument)        cumulative   delta        lowmemory
 //	Count, Sum (Counter)          cumulative   delta        delta
 //	Distribution (Histogram)      cumulative   delta        delta
+//	UpDownSum (UpDownCounter)     cumulative   cumulative   cumulative (with Temporality Delta too: see below)
 //	LastValue (Gauge)             -            -            -          (a Gauge has no temporality: its last value)
+//
+// An up-down sum (view.UpDownSum) is always exported as its total, a
+// cumulative non-monotonic Sum, as the specification's delta and lowmemory
+// preferences keep an UpDownCounter, and with Temporality Delta too: a
+// delta of a total that goes both ways is what delta-to-cumulative
+// pipelines and Prometheus mishandle, and every zerostat exporter gives a
+// view one temporality (the msgpack payload's aggregation 5 is a total).
 //
 // Retried answers: HTTP 429, 502, 503, 504 (with Retry-After) and no
 // answer; gRPC CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,

@@ -237,7 +237,7 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	nb := len(bounds) + 1
 	start := uint64(a.Start().UnixNano())
 	var st *delta.View // nil: cumulative
-	if e.kinds.Has(kind) {
+	if e.kinds.Reads(v) {
 		st = e.delta.View(a)
 	}
 	if st != nil {

@@ -342,8 +342,8 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return err
 	}
-	if a < uint64(Count) || a > uint64(LastValue) {
-		return d.failf("aggregation %d; want 1 to 4", a)
+	if a < uint64(Count) || a > uint64(UpDownSum) {
+		return d.failf("aggregation %d; want 1 to 5", a)
 	}
 	v.Aggregation = Aggregation(a)
 	d.path = ".keys"
@@ -485,7 +485,7 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 		d.path = ".count"
 		r.Count, err = d.uint()
 		return err
-	case Sum:
+	case Sum, UpDownSum:
 		d.path = ".sum"
 		r.Sum, err = d.number(v)
 		return err

@@ -106,7 +106,7 @@ func jsonRowOf(v *View, r *Row) jsonRow {
 	switch v.Aggregation {
 	case Count:
 		jr.Count = &r.Count
-	case Sum:
+	case Sum, UpDownSum:
 		jr.Sum = fp(r.Sum)
 	case LastValue:
 		jr.Value = fp(r.Value)

@@ -40,9 +40,9 @@ func (t MetricType) String() string {
 // of whose values was written as an integer reads as a Float64 one, which
 // changes no point, see View.IntValue), and the description, which the
 // msgpack exporter writes as the mapping gives it ("Count of <measure>
-// recordings: ..." for a Count view that took its measure's). Not known
-// here: the bucket rule (view.DistributionUpperInclusive) and whether a
-// Sum is an up-down one (view.UpDownSum).
+// recordings: ..." for a Count view that took its measure's), and whether
+// a Sum may go down (aggregation UpDownSum). Not known here: the bucket
+// rule (view.DistributionUpperInclusive).
 type Metric struct {
 	Type MetricType
 	// Monotonic: a Count view's is always; a Sum view's unless one of
@@ -61,7 +61,7 @@ func (v *View) Metric() Metric {
 	switch v.Aggregation {
 	case Count:
 		kind = core.KindCount
-	case Sum:
+	case Sum, UpDownSum:
 		kind = core.KindSum
 	case LastValue:
 		kind = core.KindLastValue
@@ -70,14 +70,17 @@ func (v *View) Metric() Metric {
 	default:
 		return Metric{}
 	}
-	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description, Int: v.Int}.Metric()
+	up := v.Aggregation == UpDownSum
+	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description, Int: v.Int, UpDown: up}.Metric()
 	m := Metric{Monotonic: pm.Monotonic, Unit: pm.Unit, Int: pm.Int, Help: pm.Help}
-	switch pm.Type {
-	case promname.Counter:
+	switch {
+	case up: // a gauge to Prometheus, a non-monotonic Sum to OTLP
 		m.Type = SumType
-	case promname.Gauge:
+	case pm.Type == promname.Counter:
+		m.Type = SumType
+	case pm.Type == promname.Gauge:
 		m.Type = GaugeType
-	case promname.Histogram:
+	case pm.Type == promname.Histogram:
 		m.Type = HistogramType
 	}
 	if v.Aggregation == Sum {

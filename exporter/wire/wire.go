@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 )
 
@@ -64,7 +65,20 @@ const (
 	Sum          Aggregation = 2
 	Distribution Aggregation = 3
 	LastValue    Aggregation = 4
+	// UpDownSum is a Sum that may go down (view.UpDownSum): its row is a
+	// sum's, always its total since the view's start (or the row's own),
+	// in a delta payload too, as a last value is.
+	UpDownSum Aggregation = 5
 )
+
+// AggregationOf returns the aggregation of a view of kind k, up (its
+// Aggregation.UpDown) for a Sum that may go down.
+func AggregationOf(k core.Kind, up bool) Aggregation {
+	if up && k == core.KindSum {
+		return UpDownSum
+	}
+	return Aggregation(k) // core's numbering is OpenCensus's, as the wire's
+}
 
 func (a Aggregation) String() string {
 	switch a {
@@ -76,6 +90,8 @@ func (a Aggregation) String() string {
 		return "distribution"
 	case LastValue:
 		return "last_value"
+	case UpDownSum:
+		return "up_down_sum"
 	}
 	return "unknown"
 }
@@ -135,7 +151,7 @@ type View struct {
 // that has integers, is not integral). Cost: a few comparisons.
 func (v *View) IntValue(r *Row) (int64, bool) {
 	switch v.Aggregation {
-	case Sum:
+	case Sum, UpDownSum:
 		return promname.IntPoint(v.Int, r.Sum)
 	case LastValue:
 		return promname.IntPoint(v.Int, r.Value)

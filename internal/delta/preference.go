@@ -55,7 +55,7 @@ func (p Preference) Delta(k core.Kind) bool {
 		return true
 	}
 	// Gauge: cumulative (its point is its last value either way). An
-	// UpDownCounter would be cumulative too; zerostat has none.
+	// UpDownCounter (view.UpDownSum) is cumulative too: see Kinds.Reads.
 	return false
 }
 
@@ -92,3 +92,11 @@ func (d *Kinds) Any() bool {
 
 // Has reports whether kind k is read as deltas.
 func (d *Kinds) Has(k core.Kind) bool { return int(k) < len(d) && d[k] }
+
+// Reads reports whether view v is read as deltas: its kind's choice, but
+// never for an up-down sum (view.UpDownSum), which is always read as its
+// total, as the specification's delta and lowmemory preferences keep an
+// UpDownCounter cumulative: a delta of a total that goes both ways is
+// what a delta-to-Prometheus pipeline drops. Every exporter decides with
+// it, so a view has one temporality on every path.
+func (d *Kinds) Reads(v *core.View) bool { return !v.UpDown && d.Has(v.Agg.Kind()) }

@@ -56,7 +56,7 @@ def decode(raw):
                 r["start"] = row[-1].isoformat()
             if agg == 1:
                 r["count"] = data[0]
-            elif agg == 2:
+            elif agg in (2, 5):  # 5: an up-down sum, always its total
                 r["sum"] = data[0]
             elif agg == 4:
                 r["value"] = data[0]

@@ -49,7 +49,7 @@ def decode(raw)
       r["start"] = row[-1].utc.iso8601(9) if row.size == n + nd + 1
       case agg
       when 1 then r["count"] = data[0]
-      when 2 then r["sum"] = data[0]
+      when 2, 5 then r["sum"] = data[0] # 5: an up-down sum, always its total
       when 4 then r["value"] = data[0]
       when 3
         count, total, mn, mx, ssd, buckets = data
