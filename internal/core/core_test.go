@@ -236,7 +236,7 @@ func TestMergeAndSubInvertEachOther(t *testing.T) {
 	ys := []float64{2, 4, 8, 16}
 	a, b, ab := welford(xs), welford(ys), welford(append(append([]float64{}, xs...), ys...))
 	m := Merge(a, b)
-	s := Sub(ab, a)
+	s := Sub(ab, a, true)
 	rel := func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Max(1, math.Abs(y)) }
 	if m.Count != ab.Count || !rel(m.Mean, ab.Mean) || !rel(m.M2, ab.M2) || m.Sum != ab.Sum || m.Min != 0.25 || m.Max != 1000 {
 		t.Errorf("Merge %+v; want %+v", m, ab)
@@ -244,7 +244,7 @@ func TestMergeAndSubInvertEachOther(t *testing.T) {
 	if s.Count != b.Count || !rel(s.Mean, b.Mean) || !rel(s.M2, b.M2) || !rel(s.Sum, b.Sum) {
 		t.Errorf("Sub %+v; want %+v", s, b)
 	}
-	if z := Sub(ab, ab); z.Count != 0 {
+	if z := Sub(ab, ab, true); z.Count != 0 {
 		t.Errorf("Sub of equal reads: %+v", z)
 	}
 }
@@ -407,9 +407,9 @@ func TestReaderDoesNotStripe(t *testing.T) {
 }
 
 // TestRecordDistNKeepsRoundingErrors: RecordDistN (n copies at once)
-// keeps the rounding errors of the sum and M2 as single records do, so a
-// delta read after a long history of large values is exact (issue 12,
-// item 5).
+// keeps the sum's rounding error and the sum of squares as single records
+// under a delta reader do, so a delta read after a long history of large
+// values is exact (issue 12, item 5).
 func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
 	a := NewAggregator(KindDistribution, nil, []float64{1}, 0)
 	a.RecordDistN(nil, 1e9+0.3, 1_000_000)
@@ -418,11 +418,13 @@ func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
 	prefix := s.ReadDist(buf)
 	a.RecordDistN(nil, 0.01, 10)
 	a.RecordDistN(nil, 0.03, 10)
-	d := Sub(s.ReadDist(buf), prefix)
+	d := Sub(s.ReadDist(buf), prefix, true)
 	// 10 x 0.01 + 10 x 0.03 = 0.4, mean 0.02; the running sum, 1e15, has
 	// an ulp of 0.125: without the rounding errors the delta sum would be
 	// a multiple of it.
-	if d.Count != 20 || math.Abs(d.Sum-0.4) > 1e-12 || math.Abs(d.Mean-0.02) > 1e-12 {
-		t.Errorf("delta %+v; want count 20, sum 0.4, mean 0.02", d)
+	if d.Count != 20 || math.Abs(d.Sum-0.4) > 1e-12 || math.Abs(d.Mean-0.02) > 1e-12 || math.Abs(d.M2-0.002) > 5e-8 {
+		// sum_sq_dev to double-double's precision of the sum of squares,
+		// 1e24 here: about 1e24 x 2^-104 = 5e-8 at worst (5.4e-9 measured).
+		t.Errorf("delta %+v; want count 20, sum 0.4, mean 0.02, sum_sq_dev 0.002", d)
 	}
 }

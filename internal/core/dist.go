@@ -298,7 +298,11 @@ func Merge(a, b DistStats) DistStats {
 // Sub returns the statistics of the samples of total that are not in
 // prefix, where prefix is an earlier read of the same series (delta
 // temporality). Min and Max stay total's: extremes cannot be un-merged.
-func Sub(total, prefix DistStats) DistStats {
+// squares says that every sample between the two reads is in their sums
+// of squares (the aggregator kept them throughout, Aggregator.keepErrs);
+// without it, M2 comes from the totals' M2 (Chan et al.), as it does for
+// non-finite samples.
+func Sub(total, prefix DistStats, squares bool) DistStats {
 	nb := total.Count - prefix.Count
 	if nb <= 0 {
 		return DistStats{Min: total.Min, Max: total.Max}
@@ -325,12 +329,14 @@ func Sub(total, prefix DistStats) DistStats {
 	tlo := (math.FMA(-t, fb, p) + plo) / fb
 	mh, ml := ddAdd(qh, ql, -t, -tlo)
 	m2 := mh + ml
-	if math.IsNaN(sum) || math.IsInf(sum, 0) || math.IsNaN(m2) || math.IsInf(m2, 0) {
-		// Non-finite samples, or squares beyond float64: as Welford's
-		// means and Chan et al. say (total = prefix + interval +
-		// d²·fa·fb/fn).
-		mean = (fn*total.Mean - fa*prefix.Mean) / fb
-		sum = total.Sum - prefix.Sum
+	if nonFinite := math.IsNaN(sum) || math.IsInf(sum, 0); nonFinite || !squares || math.IsNaN(m2) || math.IsInf(m2, 0) {
+		// Non-finite samples, squares beyond float64, or squares not
+		// kept: as Welford's means and Chan et al. say (total = prefix +
+		// interval + d²·fa·fb/fn).
+		if nonFinite {
+			mean = (fn*total.Mean - fa*prefix.Mean) / fb
+			sum = total.Sum - prefix.Sum
+		}
 		d := mean - prefix.Mean
 		m2 = total.M2 - prefix.M2 - d*d*fa*fb/fn
 	}

@@ -94,21 +94,29 @@ func (s *Series) errWord() *atomic.Uint64 {
 // keepErr keeps the rounding error x of an addition to a Sum cell: in e,
 // the stripe's error word, or (e nil) in the series' own, installed by
 // the first error it keeps (8 bytes, once per series: an integer sum
-// never allocates it).
+// never allocates it). An exact addition (x 0) costs nothing; a
+// non-finite x (the sum overflowed, or a NaN or an infinity was recorded)
+// is not kept: the sum is then non-finite for good and its error means
+// nothing.
 func (s *Series) keepErr(e *atomic.Uint64, x float64) {
-	if x-x != 0 {
-		return // non-finite: see addErr
+	if x == 0 || x-x != 0 {
+		return
 	}
 	if e == nil {
-		if e = s.errWord(); e == nil {
+		if e = (*atomic.Uint64)(atomic.LoadPointer(&s.dist)); e == nil {
 			n := new(atomic.Uint64)
 			if !atomic.CompareAndSwapPointer(&s.dist, nil, unsafe.Pointer(n)) {
-				n = s.errWord()
+				n = (*atomic.Uint64)(atomic.LoadPointer(&s.dist))
 			}
 			e = n
 		}
 	}
-	addErr(e, x)
+	for {
+		old := e.Load()
+		if e.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+			return
+		}
+	}
 }
 
 // Start returns when the series was created.
@@ -169,17 +177,10 @@ func (s *Series) tryAdd(v float64) (ok bool, old uint64) {
 func (s *Series) keepsErr() bool { return s.fast == KindSum && s.agg.keepErrs.Load() }
 
 // keptErr keeps the rounding error of the addition old+v (old: the bits
-// tryAdd replaced) that tryAdd made to the series' own cell: one
-// compare-and-swap of its error word when the addition rounded (addErr).
+// tryAdd replaced) that tryAdd made to the series' own cell (keepErr).
 func (s *Series) keptErr(oldBits uint64, v float64) {
 	old := math.Float64frombits(oldBits)
-	if x := twoSumErr(old, v, old+v); x != 0 {
-		if e := (*atomic.Uint64)(atomic.LoadPointer(&s.dist)); e != nil {
-			addErr(e, x)
-		} else {
-			s.keepErr(nil, x)
-		}
-	}
+	s.keepErr(nil, twoSumErr(old, v, old+v))
 }
 
 // add records v. Cost for an uncontended series: one compare-and-swap
@@ -241,9 +242,7 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 	case KindSum:
 		r, old := addFloat(w, v)
 		if r != addSealed && s.agg.keepErrs.Load() {
-			if x := twoSumErr(old, v, old+v); x != 0 {
-				s.keepErr(e, x)
-			}
+			s.keepErr(e, twoSumErr(old, v, old+v))
 		}
 		return r
 	case KindLastValue:
@@ -303,21 +302,6 @@ func addFloatSlow(p *atomic.Uint64, d float64) (addResult, float64) {
 		}
 		if p.CompareAndSwap(old, n) {
 			return addContended, math.Float64frombits(old)
-		}
-	}
-}
-
-// addErr adds a rounding error x to the error word e. A non-finite x (the
-// sum overflowed, or a NaN or an infinity was recorded) is not kept: the
-// sum is then non-finite for good and its error means nothing.
-func addErr(e *atomic.Uint64, x float64) {
-	if x == 0 || x-x != 0 {
-		return
-	}
-	for {
-		old := e.Load()
-		if e.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
-			return
 		}
 	}
 }

@@ -51,6 +51,10 @@ type View struct {
 	born   uint64 // the cycle of the tracker's first read of the view
 	stride int
 	prev   []uint64
+	// rejoined: the tracker was closed and registers again in this read;
+	// meanwhile the aggregator may have kept no sums of squares, so this
+	// read's deltas take M2 from the totals (core.Sub).
+	rejoined bool
 	// Last is free for the exporter: the end of the previous export of the
 	// view, for instance (OTLP's start time of the next interval).
 	Last int64
@@ -131,8 +135,9 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 		}
 		t.views[a] = v
 	}
-	if v.mark == nil { // closed
+	if v.mark == nil { // new, or closed
 		v.mark = a.AddReader()
+		v.rejoined = v.born != t.cycle
 	}
 	v.seen = t.cycle
 	v.seq = a.SealSeq()
@@ -153,6 +158,7 @@ func (v *View) Done() {
 		return
 	}
 	v.mark.Ack(v.seq)
+	v.rejoined = false
 	v.agg.Sweep()
 }
 
@@ -269,7 +275,7 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 			prev[distFixed+i] = uint64(c)
 		}
 		out.FirstRead = before.Count == 0
-		out.Dist = core.Sub(d, before)
+		out.Dist = core.Sub(d, before, !st.rejoined)
 		changed, say = out.Dist.Count != 0, out.Dist.Count != 0
 	}
 	if st.evict > 0 {

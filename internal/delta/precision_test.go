@@ -157,3 +157,38 @@ func stripe(t *testing.T, a *core.Aggregator, history func(int) float64) {
 		wg.Wait()
 	}
 }
+
+// TestDeltaDistributionAfterClose: a tracker closed (its exporter stopped)
+// and reading again: the squares of what was recorded meanwhile were not
+// kept (no delta reader), so the interval's sum of squared deviations
+// comes from the totals (Chan et al.), not the sums of squares; and the
+// interval after it from those again.
+func TestDeltaDistributionAfterClose(t *testing.T) {
+	a := core.NewAggregator(core.KindDistribution, nil, []float64{10}, 0)
+	tr := NewTracker(0)
+	buf := make([]int64, 2)
+	read := func() Values {
+		tr.Begin()
+		st := tr.View(a)
+		var v Values
+		Read(core.KindDistribution, a.AppendSeries(nil)[0], st, buf, &v)
+		st.Done()
+		tr.End()
+		return v
+	}
+	a.RecordTags(nil, 1)
+	read()
+	for round, vs := range [][]float64{{2, 4, 9}, {3, 5}, {7, 8, 20}} {
+		if round == 0 {
+			tr.Close() // the only delta reader: nothing keeps squares now
+		}
+		for _, v := range vs {
+			a.RecordTags(nil, v)
+		}
+		got := read()
+		_, m2 := exactStats(vs)
+		if got.Dist.Count != int64(len(vs)) || math.Abs(got.Dist.M2-m2) > 1e-9*max(m2, 1) {
+			t.Errorf("interval %d: count %d, sum_sq_dev %v; want %d, %v", round, got.Dist.Count, got.Dist.M2, len(vs), m2)
+		}
+	}
+}
