@@ -116,6 +116,17 @@ func TestOpenCensusNamesMatchContribExporter(t *testing.T) {
 		}
 	}
 
+	// OpenCensus records through a channel to one worker, and the
+	// contrib exporter reads the views without going through it: a
+	// scrape now could miss records still queued. RetrieveData goes
+	// through the same channel, so once it returns for every view the
+	// worker has applied everything recorded above (a barrier, not a
+	// sleep).
+	for _, d := range defs {
+		if _, err := ocview.RetrieveData(d.name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rec := httptest.NewRecorder()
 	exp.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	theirs := parseFamilies(t, rec.Body)
