@@ -116,13 +116,16 @@ func TestCrossLanguageDecode(t *testing.T) {
 
 // TestCrossLanguageDeltaRowStarts: in a delta payload, a distribution
 // row's first export carries its series' start (docs/wire-format.md,
-// Rows), and an Int64 measure's sum is an integer; the Python and Ruby
-// decoders read both, with the values Go reads.
+// Rows), the overflow row's too, and an Int64 measure's sum is an
+// integer; the Python and Ruby decoders read all three, with the values
+// Go reads.
 func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 	m := stats.Int64("crosslang/delta", "", "")
 	views := []*view.View{
 		{Name: "crosslang/delta_dist", Measure: m, Aggregation: view.Distribution(10), TagKeys: []tag.Key{keyRoute}},
 		{Name: "crosslang/delta_sum", Measure: m, Aggregation: view.Sum(), TagKeys: []tag.Key{keyRoute}},
+		// One row, then the overflow row (route /b).
+		{Name: "crosslang/delta_over", Measure: m, Aggregation: view.Distribution(10), TagKeys: []tag.Key{keyRoute}, CardinalityLimit: 1},
 	}
 	if err := view.Register(views...); err != nil {
 		t.Fatal(err)
@@ -161,6 +164,12 @@ func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 				t.Fatalf("Go: %d distribution rows with a start; want 2 (first export)", len(v.RowStarts))
 			}
 		}
+		if v.Name == "crosslang/delta_over" {
+			if v.Overflow == nil || v.OverflowStart.IsZero() || len(v.RowStarts) != 1 {
+				t.Fatalf("Go: overflow row %+v, start %v, %d row starts; want an overflow row with a start, and 1 row start", v.Overflow, v.OverflowStart, len(v.RowStarts))
+			}
+			starts["overflow"] = v.OverflowStart
+		}
 	}
 	path := filepath.Join(t.TempDir(), "frames.bin")
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
@@ -179,6 +188,20 @@ func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 			if r.Sum != nil {
 				total += *r.Sum
 			}
+		}
+		over := 0
+		for _, r := range got.Views["crosslang/delta_over"].Rows {
+			if r.Tags["otel.metric.overflow"] != "true" {
+				continue
+			}
+			over++
+			if r.Start == nil || !sameInstant(t, *r.Start, starts["overflow"].UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
+				r.Count == nil || *r.Count != 1 || r.Min == nil || *r.Min != 4 {
+				t.Errorf("%s: overflow row %+v; want count 1, min 4, since %v", lang, r, starts["overflow"])
+			}
+		}
+		if over != 1 {
+			t.Errorf("%s: %d overflow rows; want 1", lang, over)
 		}
 		if n := len(got.Views["crosslang/delta_dist"].Rows); n != 2 || total != 7 {
 			t.Errorf("%s: %d distribution rows, sums adding to %v; want 2 and 7", lang, n, total)

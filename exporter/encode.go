@@ -351,7 +351,9 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				msgpack.PatchArray32(e.buf, rowsOff, nRows)
 				rowsDone = true
 				o := a.Overflow()
-				if o == nil || !delta.Read(kind, o, st, e.buckets, &rv) {
+				if o != nil && delta.Read(kind, o, st, e.buckets, &rv) {
+					start = rowStart(a, o, e.delta == nil || v.UpDown, st, &rv)
+				} else {
 					if nRows == 0 && !e.allViews {
 						// Nothing to send for this view in this part:
 						// drop its header, which would otherwise cost

@@ -27,8 +27,8 @@ import (
 // (wire.View.IntValue: an Int64 measure's). A delta histogram point has
 // min and max when its row carries a start (its series' first export: the
 // payload's min and max, which cover the series' life, are then the
-// interval's); the overflow row cannot carry one, so its delta point has
-// none. docs/collector.md says what still differs from the OTLP path.
+// interval's), the overflow row's too. docs/collector.md says what still
+// differs from the OTLP path.
 //
 // Cost: one pass over the payload; allocates the pdata. Safe for
 // concurrent use with other readers of p.
@@ -124,7 +124,11 @@ func (c *rowConv) each(n int) {
 		c.row(&c.v.Rows[i], false, start, own)
 	}
 	if c.v.Overflow != nil { // last, as the OTLP exporter writes it
-		c.row(c.v.Overflow, true, c.start, false)
+		start, own := c.start, !c.v.OverflowStart.IsZero()
+		if own && !c.delta {
+			start = pcommon.NewTimestampFromTime(c.v.OverflowStart)
+		}
+		c.row(c.v.Overflow, true, start, own)
 	}
 }
 

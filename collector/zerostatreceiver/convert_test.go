@@ -512,45 +512,55 @@ func TestFormerDifferences(t *testing.T) {
 	}
 }
 
-// TestStillDiffers pins what the payload cannot say (docs/collector.md,
-// "Same pdata"), so that a change to either path that closes or widens
-// the gap is seen: a delta histogram's overflow point has min and max on
-// its first export over OTLP and none through the payload, whose overflow
-// row cannot carry a start. (An up-down Sum, view.UpDownSum, differed
-// too until the payload got aggregation 5: now the same, cumulative and
-// non-monotonic on both paths, TestSamePdataAsOTLP.)
-func TestStillDiffers(t *testing.T) {
+// TestOverflowFirstExportSameAsOTLP: a delta histogram's overflow point
+// has min and max on its first export by both paths, as other points do
+// (docs/collector.md, "Same pdata"): the overflow row carries its start
+// then. Until it could, the msgpack path left them out. A cumulative
+// payload's overflow row carries none (the overflow series starts with
+// nothing to reset).
+func TestOverflowFirstExportSameAsOTLP(t *testing.T) {
 	k := tag.MustNewKey("k")
-	m := stats.Int64("differs/m", "", stats.UnitBytes)
+	m := stats.Int64("overflowfirst/m", "", stats.UnitBytes)
 	views := []*view.View{
-		{Name: "differs/dist", Measure: m, TagKeys: []tag.Key{k}, Aggregation: view.Distribution(10), CardinalityLimit: 1},
+		{Name: "overflowfirst/dist", Measure: m, TagKeys: []tag.Key{k}, Aggregation: view.Distribution(10), CardinalityLimit: 1},
 	}
 	if err := view.Register(views...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { view.Unregister(views...) })
-	for _, v := range []string{"a", "b"} { // b overflows
+	for i, v := range []string{"a", "b", "c"} { // b and c overflow
 		ctx, err := tag.New(context.Background(), tag.Upsert(k, v))
 		if err != nil {
 			t.Fatal(err)
 		}
-		stats.Record(ctx, m.M(5))
+		stats.Record(ctx, m.M(int64(5+10*i)))
 	}
-	_, ours, theirs := bothPaths(t, wire.Delta)
-	find := func(md pmetric.Metrics, name string) pmetric.Metric { return findMetric(t, md, name) }
-	overflowMinMax := func(md pmetric.Metrics) (has bool, points int) {
-		dps := find(md, "differs/dist").Histogram().DataPoints()
-		for i := range dps.Len() {
-			if _, ok := dps.At(i).Attributes().Get(otlp.OverflowAttribute); ok {
-				return dps.At(i).HasMin() && dps.At(i).HasMax(), dps.Len()
+	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
+		p, ours, theirs := bothPaths(t, temporality)
+		overflow := func(md pmetric.Metrics) (pmetric.HistogramDataPoint, int) {
+			dps := findMetric(t, md, "overflowfirst/dist").Histogram().DataPoints()
+			for i := range dps.Len() {
+				if _, ok := dps.At(i).Attributes().Get(otlp.OverflowAttribute); ok {
+					return dps.At(i), dps.Len()
+				}
+			}
+			t.Fatalf("%v: no overflow point", temporality)
+			return pmetric.HistogramDataPoint{}, 0
+		}
+		a, na := overflow(ours)
+		b, nb := overflow(theirs)
+		if !a.HasMin() || !a.HasMax() || !b.HasMin() || !b.HasMax() || a.Min() != b.Min() || a.Max() != b.Max() ||
+			a.Min() != 15 || a.Max() != 25 || a.Count() != 2 || b.Count() != 2 || na != 2 || nb != 2 {
+			t.Errorf("%v: overflow point: msgpack min %v (%v) max %v (%v) count %d, OTLP min %v (%v) max %v (%v) count %d (%d, %d points); want min 15, max 25, count 2 on both (2 points each)",
+				temporality, a.Min(), a.HasMin(), a.Max(), a.HasMax(), a.Count(), b.Min(), b.HasMin(), b.Max(), b.HasMax(), b.Count(), na, nb)
+		}
+		for _, v := range p.Views {
+			if v.Name != "overflowfirst/dist" {
+				continue
+			}
+			if got := !v.OverflowStart.IsZero(); got != (temporality == wire.Delta) {
+				t.Errorf("%v: the payload's overflow row has a start: %v; want %v", temporality, got, temporality == wire.Delta)
 			}
 		}
-		t.Fatal("no overflow point")
-		return false, 0
-	}
-	a, na := overflowMinMax(ours)
-	b, nb := overflowMinMax(theirs)
-	if a || !b || na != 2 || nb != 2 {
-		t.Errorf("delta overflow point's min and max: msgpack %v, OTLP %v (%d, %d points); want false, true (2 each)", a, b, na, nb)
 	}
 }

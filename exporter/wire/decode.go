@@ -413,8 +413,9 @@ func (d *decoder) view(v *View, i int) error {
 // len(v.Keys) for a row, 0 for the overflow row (whose Values are then all
 // "").
 //
-// A row (not the overflow row) may carry one more element, its start (see
-// View.RowStart), which is appended to v.RowStarts.
+// A row may carry one more element, its start (see View.RowStart), which
+// is appended to v.RowStarts (the overflow row's goes to
+// v.OverflowStart).
 func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	d.row, d.path = ri, ""
 	want := RowLen(v.Aggregation, nKeys)
@@ -422,11 +423,8 @@ func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	if err != nil {
 		return d.fail(err)
 	}
-	withStart := n == want+1 && ri != overflowRow
+	withStart := n == want+1
 	if n != want && !withStart {
-		if ri == overflowRow {
-			return d.failf("array of %d elements; want %d", n, want)
-		}
 		return d.failf("array of %d elements; want %d, or %d with a start", n, want, want+1)
 	}
 	if err := d.decodeRowData(v, r, nKeys); err != nil {
@@ -442,6 +440,10 @@ func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	t, err := d.time()
 	if err != nil {
 		return err
+	}
+	if ri == overflowRow {
+		v.OverflowStart = t
+		return nil
 	}
 	v.RowStarts = append(v.RowStarts, RowStart{Row: ri, Start: t})
 	return nil

@@ -33,7 +33,7 @@ type jsonRow struct {
 	Max             *jsonFloat        `json:"max,omitempty"`
 	SumOfSquaredDev *jsonFloat        `json:"sum_sq_dev,omitempty"`
 	Buckets         []uint64          `json:"buckets,omitempty"`
-	Start           *time.Time        `json:"start,omitempty"` // a row's own start (View.RowStarts)
+	Start           *time.Time        `json:"start,omitempty"` // a row's own start (View.RowStarts, View.OverflowStart)
 }
 
 type jsonView struct {
@@ -89,6 +89,9 @@ func (p *Payload) MarshalJSON() ([]byte, error) {
 		if v.Overflow != nil {
 			jr := jsonRowOf(&v, v.Overflow)
 			jr.Tags = map[string]string{"otel.metric.overflow": "true"}
+			if !v.OverflowStart.IsZero() {
+				jr.Start = &v.OverflowStart
+			}
 			jv.Overflow = &jr
 		}
 		jp.Views = append(jp.Views, jv)

@@ -136,6 +136,9 @@ type View struct {
 	// RowStarts are the rows that carry a start of their own, by
 	// increasing Row index (see RowStart). Usually empty.
 	RowStarts []RowStart
+	// OverflowStart is the overflow row's own start, or the zero time
+	// when it carries none (see RowStart; OverflowRowStart).
+	OverflowStart time.Time
 	// Int reports that a value of the view (a Sum's or LastValue's, of a
 	// row or the overflow row) was written as an integer: the view's
 	// measure is an Int64 one, and the writer (zerostat's msgpack
@@ -180,6 +183,16 @@ func (v *View) RowStart(i int) time.Time {
 	return v.Start
 }
 
+// OverflowRowStart returns when the overflow row's values began: its own
+// start if it carries one (a delta payload's first read of a distribution
+// view's overflow series), else the view's.
+func (v *View) OverflowRowStart() time.Time {
+	if !v.OverflowStart.IsZero() {
+		return v.OverflowStart
+	}
+	return v.Start
+}
+
 // Row is one tag-value combination's data. Which fields are set depends on
 // the view's aggregation: Count sets Count; Sum sets Sum; LastValue sets
 // Value; Distribution sets Count, Sum, Min, Max, SumOfSquaredDev and
@@ -211,8 +224,8 @@ const (
 )
 
 // RowLen returns the length of a row array for an aggregation over nKeys
-// tag keys: the values, one per key, then the data. A row (not the
-// overflow row) may have one more element, its start (View.RowStarts).
+// tag keys: the values, one per key, then the data. A row may have one
+// more element, its start (View.RowStarts, View.OverflowStart).
 func RowLen(a Aggregation, nKeys int) int {
 	if a == Distribution {
 		return nKeys + 6 // values..., count, sum, min, max, sum_sq_dev, buckets

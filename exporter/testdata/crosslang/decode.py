@@ -48,8 +48,8 @@ def decode(raw):
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:
             nd = 6 if agg == 3 else 1
-            # A row (not the overflow row) may end with its own start.
-            assert len(row) == n + nd or (tags is None and len(row) == n + nd + 1), "bad row length"
+            # A row, the overflow row too, may end with its own start.
+            assert len(row) in (n + nd, n + nd + 1), "bad row length"
             values, data = row[:n], row[n:n + nd]
             r = {"tags": tags or {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
             if len(row) == n + nd + 1:

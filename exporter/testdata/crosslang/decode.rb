@@ -42,8 +42,8 @@ def decode(raw)
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
       nd = agg == 3 ? 6 : 1
-      # A row (not the overflow row) may end with its own start.
-      raise "bad row length" unless row.size == n + nd || (tags.nil? && row.size == n + nd + 1)
+      # A row, the overflow row too, may end with its own start.
+      raise "bad row length" unless [n + nd, n + nd + 1].include?(row.size)
       values, data = row[0, n], row[n, nd]
       r = { "tags" => tags || keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
       r["start"] = row[-1].utc.iso8601(9) if row.size == n + nd + 1
