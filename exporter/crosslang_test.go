@@ -56,6 +56,12 @@ type crossOut struct {
 // `make test` installs (scripts/test-deps.sh). Without them the test skips,
 // saying so; with ZEROSTAT_REQUIRE_CROSSLANG=1 it fails instead.
 func TestCrossLanguageDecode(t *testing.T) {
+	for _, version := range []int{wire.Version, wire.Version2} {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageDecode(t, version) })
+	}
+}
+
+func testCrossLanguageDecode(t *testing.T, version int) {
 	// A row re-created after eviction carries its own start (first, so
 	// that the evicting exporter does not evict the fixture's rows too).
 	restart := restartedRow(t)
@@ -74,7 +80,7 @@ func TestCrossLanguageDecode(t *testing.T) {
 	path := filepath.Join(dir, "frames.bin")
 	var buf bytes.Buffer
 	e, err := New(&WriterSink{W: &buf}, Options{MaxPayloadBytes: 2048, Compression: Gzip,
-		Resource: Resource{ServiceName: "crosslang", Host: "h", PID: 1}})
+		Resource: Resource{ServiceName: "crosslang", Host: "h", PID: 1}, WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +126,12 @@ func TestCrossLanguageDecode(t *testing.T) {
 // integer; the Python and Ruby decoders read all three, with the values
 // Go reads.
 func TestCrossLanguageDeltaRowStarts(t *testing.T) {
+	for _, version := range []int{wire.Version, wire.Version2} {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageDeltaRowStarts(t, version) })
+	}
+}
+
+func testCrossLanguageDeltaRowStarts(t *testing.T, version int) {
 	m := stats.Int64("crosslang/delta", "", "")
 	views := []*view.View{
 		{Name: "crosslang/delta_dist", Measure: m, Aggregation: view.Distribution(10), TagKeys: []tag.Key{keyRoute}},
@@ -139,7 +151,7 @@ func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 		stats.Record(ctx, m.M(int64(3+i)))
 	}
 	var buf bytes.Buffer
-	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta})
+	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta, WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +226,12 @@ func TestCrossLanguageDeltaRowStarts(t *testing.T) {
 // exports), where a Sum's is the interval's change; the Python and Ruby
 // decoders read it as Go does.
 func TestCrossLanguageUpDownSum(t *testing.T) {
+	for _, version := range []int{wire.Version, wire.Version2} {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageUpDownSum(t, version) })
+	}
+}
+
+func testCrossLanguageUpDownSum(t *testing.T, version int) {
 	m := stats.Int64("crosslang/updown", "", "")
 	views := []*view.View{
 		{Name: "crosslang/updown_active", Measure: m, Aggregation: view.UpDownSum()},
@@ -224,7 +242,7 @@ func TestCrossLanguageUpDownSum(t *testing.T) {
 	}
 	defer view.Unregister(views...)
 	var buf bytes.Buffer
-	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta})
+	e, err := New(&WriterSink{W: &buf}, Options{Temporality: Delta, WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

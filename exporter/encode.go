@@ -69,6 +69,7 @@ func (t *stringTable) rollback(n int, strs []string) {
 // allocate. Not safe for concurrent use (the Exporter serialises exports).
 type encoder struct {
 	maxBytes    int
+	version     int // wire format version written: wire.Version or wire.Version2
 	temporality wire.Temporality
 	// allViews keeps the header of a view with nothing to send: a
 	// snapshot served on request lists every registered view, while a
@@ -101,13 +102,18 @@ type encoder struct {
 	nViews    uint32
 	points    int // rows in the payload being written
 	oversized int // payloads that exceeded maxBytes (a single row too large)
+	// Version 2: the rows of the view being written, as columns, while
+	// colsOpen (written into buf by endRows).
+	cols     columns
+	colsOpen bool
+	nKeys    int
 }
 
 // newEncoder returns an encoder reading the kinds of kinds as deltas (a
 // payload with any is a Delta one: a view of another kind is cumulative,
 // and is a LastValue, whose row is its last value in either temporality).
 func newEncoder(maxBytes int, kinds delta.Kinds, evictIdleAfter int, resource []wire.Attribute) *encoder {
-	e := &encoder{maxBytes: maxBytes, kinds: kinds}
+	e := &encoder{maxBytes: maxBytes, kinds: kinds, version: wire.Version}
 	if kinds.Any() {
 		e.temporality = wire.Delta
 		e.delta = delta.NewTracker(evictIdleAfter)
@@ -121,7 +127,13 @@ func newEncoder(maxBytes int, kinds delta.Kinds, evictIdleAfter int, resource []
 // tableOverhead is the worst-case size of the string table's array header.
 const tableOverhead = msgpack.ArrayHeaderSize
 
-func (e *encoder) size() int { return len(e.buf) + tableOverhead + e.tab.bytes }
+func (e *encoder) size() int {
+	n := len(e.buf) + tableOverhead + e.tab.bytes
+	if e.colsOpen {
+		n += e.cols.size()
+	}
+	return n
+}
 
 // str returns the payload id of stable id sid.
 func (e *encoder) str(sid uint32) uint32 {
@@ -138,7 +150,7 @@ func (e *encoder) beginPayload() {
 	e.nViews = 0
 	e.points = 0
 	b := msgpack.AppendArrayHeader(e.buf, wire.EnvelopeLen)
-	b = msgpack.AppendUint(b, wire.Version)
+	b = msgpack.AppendUint(b, uint64(e.version))
 	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
 	// header.start depends on the payload's views: written in the fixed
 	// 96-bit form and patched when the payload ends.
@@ -206,10 +218,59 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 		b = msgpack.AppendFloat(b, x)
 	}
 	b = msgpack.AppendTime(b, a.Start())
+	if e.version == wire.Version2 {
+		// The rows go to columns, written by endRows.
+		e.buf = b
+		e.nKeys = len(v.KeyIDs)
+		e.cols.reset(e.nKeys + dataColumns(a.Kind(), len(bounds)+1))
+		e.colsOpen = true
+		e.nViews++
+		return -1
+	}
 	b, rowsOff := msgpack.AppendArray32(b)
 	e.buf = b
 	e.nViews++
 	return rowsOff
+}
+
+// addRow adds a row of the view being written: to the columns in a
+// version-2 payload, else as appendRow writes it.
+func (e *encoder) addRow(kind core.Kind, isInt bool, vids []uint32, rv *delta.Values, start time.Time) {
+	if !e.colsOpen {
+		e.appendRow(kind, isInt, vids, rv, start)
+		return
+	}
+	e.points++
+	e.cols.add(e, kind, isInt, vids, rv, start)
+}
+
+// markRow and rollbackRow take back the last row added (addRow), when
+// it does not fit in the payload; the string table is rolled back apart.
+func (e *encoder) markRow() int {
+	if e.colsOpen {
+		e.cols.mark()
+	}
+	return len(e.buf)
+}
+
+func (e *encoder) rollbackRow(mark int) {
+	e.points--
+	if e.colsOpen {
+		e.cols.rollback()
+		return
+	}
+	e.buf = e.buf[:mark]
+}
+
+// endRows ends the rows of the view being written, n of them: patches
+// the rows header at rowsOff (version 1) or writes the columns.
+func (e *encoder) endRows(rowsOff int, n uint32) {
+	if e.colsOpen {
+		e.buf = e.cols.appendTo(e.buf, e.nKeys)
+		e.colsOpen = false
+		return
+	}
+	msgpack.PatchArray32(e.buf, rowsOff, n)
 }
 
 // appendRow writes a row: vids (the tag values; none for the overflow
@@ -348,7 +409,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				vids = s.ValueIDs()
 				start = rowStart(a, s, e.delta == nil || v.UpDown, st, &rv)
 			} else {
-				msgpack.PatchArray32(e.buf, rowsOff, nRows)
+				e.endRows(rowsOff, nRows)
 				rowsDone = true
 				o := a.Overflow()
 				if o != nil && delta.Read(kind, o, st, e.buckets, &rv) {
@@ -368,8 +429,8 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 					break
 				}
 			}
-			rowMark, rowTab := len(e.buf), len(e.tab.order)
-			e.appendRow(kind, v.Int, vids, &rv, start)
+			rowMark, rowTab := e.markRow(), len(e.tab.order)
+			e.addRow(kind, v.Int, vids, &rv, start) // the overflow row: after endRows, as a row
 			// A row must leave room for the view's overflow slot (a nil
 			// when it has none), which follows the rows.
 			need := e.size()
@@ -384,17 +445,17 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			}
 			// Over the cap: undo the row (and the view header if the row
 			// was its first), send what fits, and start a new payload.
-			e.points--
+			e.rollbackRow(rowMark)
 			if nRows == 0 {
 				e.buf = e.buf[:viewMark]
+				e.colsOpen = false
 				e.tab.rollback(tabMark, e.strs)
 				e.nViews--
 				e.payStart = startMark
 			} else {
-				e.buf = e.buf[:rowMark]
 				e.tab.rollback(rowTab, e.strs)
 				if !rowsDone {
-					msgpack.PatchArray32(e.buf, rowsOff, nRows)
+					e.endRows(rowsOff, nRows)
 				}
 				e.buf = msgpack.AppendNil(e.buf) // no overflow row in this part
 			}
@@ -405,10 +466,11 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			viewMark, tabMark, startMark = len(e.buf), len(e.tab.order), e.payStart
 			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
+				e.endRows(rowsOff, 0)
 				e.appendRow(kind, v.Int, vids, &rv, start)
 				break
 			}
-			e.appendRow(kind, v.Int, vids, &rv, start)
+			e.addRow(kind, v.Int, vids, &rv, start)
 			nRows = 1
 		}
 		st.Done() // every series of the view read: acknowledge its seals

@@ -241,9 +241,15 @@ func TestExportMatchesRetrieveData(t *testing.T) {
 }
 
 func TestSplitPayloadsAreSelfContained(t *testing.T) {
+	for _, version := range []int{wire.Version, wire.Version2} {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testSplitSelfContained(t, version) })
+	}
+}
+
+func testSplitSelfContained(t *testing.T, version int) {
 	f := newFixture(t, 300)
 	var c collect
-	e, err := New(c.sink(t), Options{MaxPayloadBytes: MinMaxPayloadBytes})
+	e, err := New(c.sink(t), Options{MaxPayloadBytes: MinMaxPayloadBytes, WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +260,9 @@ func TestSplitPayloadsAreSelfContained(t *testing.T) {
 		t.Fatalf("got %d payloads; want a split into many", len(c.payloads))
 	}
 	for i, p := range c.payloads {
+		if p.Version != version {
+			t.Errorf("payload %d: version %d; want %d", i, p.Version, version)
+		}
 		if len(c.raw[i]) > MinMaxPayloadBytes {
 			t.Errorf("payload %d is %d bytes, over the cap", i, len(c.raw[i]))
 		}
@@ -272,6 +281,12 @@ func TestSplitPayloadsAreSelfContained(t *testing.T) {
 // overflow slot): no payload may exceed the cap, every view in a payload
 // has rows of its own, and the parts add up to RetrieveData.
 func TestSplitAtEveryCap(t *testing.T) {
+	for _, version := range []int{wire.Version, wire.Version2} {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testSplitAtEveryCap(t, version) })
+	}
+}
+
+func testSplitAtEveryCap(t *testing.T, version int) {
 	f := newFixture(t, 40)
 	m := stats.Int64("exp/splitcap/overflow", "", "")
 	ov := &view.View{Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}, CardinalityLimit: 5}
@@ -287,7 +302,7 @@ func TestSplitAtEveryCap(t *testing.T) {
 	var seq uint64
 	for maxBytes := MinMaxPayloadBytes; maxBytes <= MinMaxPayloadBytes+600; maxBytes++ {
 		var c collect
-		e, err := New(c.sink(t), Options{MaxPayloadBytes: maxBytes})
+		e, err := New(c.sink(t), Options{MaxPayloadBytes: maxBytes, WireVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -551,15 +566,18 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
-		enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
-		var n int
-		emit := func(p []byte, last bool) error { n += len(p); return nil }
-		now := time.Now()
-		_ = enc.encode(now, now, emit) // warm up the buffers
-		_ = enc.encode(now, now, emit)
-		if got := testing.AllocsPerRun(20, func() { _ = enc.encode(now, now, emit) }); got != 0 {
-			t.Errorf("%s: encode allocates %v times per export; want 0", tc.name, got)
+		for _, version := range []int{wire.Version, wire.Version2} {
+			kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
+			enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
+			enc.version = version
+			var n int
+			emit := func(p []byte, last bool) error { n += len(p); return nil }
+			now := time.Now()
+			_ = enc.encode(now, now, emit) // warm up the buffers
+			_ = enc.encode(now, now, emit)
+			if got := testing.AllocsPerRun(20, func() { _ = enc.encode(now, now, emit) }); got != 0 {
+				t.Errorf("%s, version %d: encode allocates %v times per export; want 0", tc.name, version, got)
+			}
 		}
 	}
 }

@@ -45,7 +45,8 @@ type Handler struct {
 	MaxDecompressedBytes int
 	// MaxDecodedBytes caps the memory of the decoded payload (default
 	// 32 MiB; wire.DecodeLimit): a payload of tiny rows decodes to up to
-	// 48 times its bytes, one zerostat writes to 10-32 times.
+	// 96 times its bytes, one zerostat writes to 10-32 times (version 2:
+	// up to 56).
 	MaxDecodedBytes int
 	// MaxInflightBytes caps what all requests being served hold together
 	// (default 128 MiB; never less than one request's caps together). A

@@ -33,20 +33,21 @@ type decoder struct {
 // of a count view is a 96-byte Row (plus 16 bytes per tag value) for as
 // little as 2 bytes on the wire. Measured on payloads zerostat writes:
 // about 10x for distributions, up to 32x for count views with small
-// indices; 48x is the most the format's structures allow (a count row of
-// no keys). DecodeBudget is therefore 48 times the payload's size, plus
+// indices (version 2's columns: up to 56x); 96x is the most the format's
+// structures allow (a count row of no keys: 2 bytes in version 1, 1 in
+// version 2). DecodeBudget is therefore 96 times the payload's size, plus
 // budgetSlack for the fixed parts: it refuses nothing well-formed and
 // stops only an allocation that the bytes present cannot back (a views
 // header announcing a million views, each a 160-byte View, backed by one
 // byte each). A receiver wanting a tighter bound passes its own limit to
 // DecodeLimit.
 const (
-	budgetFactor = 48
+	budgetFactor = 96
 	budgetSlack  = 64 << 10
 )
 
 // DecodeBudget returns the memory Decode lets the decoded form of an
-// n-byte payload take: 48 times n plus 64 KiB, the most a well-formed
+// n-byte payload take: 96 times n plus 64 KiB, the most a well-formed
 // payload can need. Safe for concurrent use; no allocation.
 func DecodeBudget(n int) int {
 	if n > (maxInt-budgetSlack)/budgetFactor {
@@ -172,9 +173,10 @@ func DecodeLimit(b []byte, maxBytes int) (*Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v != Version {
-		return nil, fmt.Errorf("%w %d (this decoder reads version %d)", ErrVersion, v, Version)
+	if v != Version && v != Version2 {
+		return nil, fmt.Errorf("%w %d (this decoder reads versions %d and %d)", ErrVersion, v, Version, Version2)
 	}
+	d.version = int(v)
 	// The string table is the envelope's last element: find it first.
 	for _, f := range []string{"header", "resource", "views"} {
 		d.path = f
@@ -385,17 +387,23 @@ func (d *decoder) view(v *View, i int) error {
 		return err
 	}
 	d.path = ".rows"
-	nr, err := d.r.ReadArrayHeader()
-	if err != nil {
-		return d.fail(err)
-	}
-	if err := d.alloc(nr, int(unsafe.Sizeof(Row{}))); err != nil {
-		return err
-	}
-	v.Rows = make([]Row, nr)
-	for i := range v.Rows {
-		if err := d.decodeRow(v, &v.Rows[i], len(v.Keys), i); err != nil {
+	if d.version == Version2 {
+		if err := d.columns(v); err != nil {
 			return err
+		}
+	} else {
+		nr, err := d.r.ReadArrayHeader()
+		if err != nil {
+			return d.fail(err)
+		}
+		if err := d.alloc(nr, int(unsafe.Sizeof(Row{}))); err != nil {
+			return err
+		}
+		v.Rows = make([]Row, nr)
+		for i := range v.Rows {
+			if err := d.decodeRow(v, &v.Rows[i], len(v.Keys), i); err != nil {
+				return err
+			}
 		}
 	}
 	d.row, d.path = noRow, ".overflow"
@@ -530,4 +538,167 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 		return d.failf("view %q: bucket counts add up to %d; count is %d", v.Name, total, r.Count)
 	}
 	return nil
+}
+
+// columns decodes a version-2 view's rows, laid out as columns:
+// [n, values, data, starts] (docs/wire-format.md, "Version 2"), into the
+// same Rows (and RowStarts) as version 1's row arrays.
+func (d *decoder) columns(v *View) error {
+	if err := d.array(ColumnsLen); err != nil {
+		return err
+	}
+	d.path = ".rows.n"
+	n64, err := d.uint()
+	if err != nil {
+		return err
+	}
+	// Every row takes at least one byte in each column.
+	if n64 > uint64(d.size) {
+		return d.failf("%d rows in a payload of %d bytes", n64, d.size)
+	}
+	n, k := int(n64), len(v.Keys)
+	if err := d.alloc(n, int(unsafe.Sizeof(Row{}))); err != nil {
+		return err
+	}
+	v.Rows = make([]Row, n)
+	if err := d.alloc(n*k, int(unsafe.Sizeof(""))); err != nil {
+		return err
+	}
+	vals := make([]string, n*k)
+	for i := range v.Rows {
+		v.Rows[i].Values = vals[i*k : (i+1)*k : (i+1)*k]
+	}
+	d.path = ".rows.values"
+	if err := d.array(k); err != nil {
+		return err
+	}
+	for j := range k {
+		d.path = fmt.Sprintf(".rows.values[%d]", j)
+		if err := d.array(n); err != nil {
+			return err
+		}
+		d.path = ".values"
+		for i := range n {
+			d.row = i
+			if vals[i*k+j], err = d.str(); err != nil {
+				return err
+			}
+		}
+		d.row = noRow
+	}
+	nb, m := 0, 1
+	if v.Aggregation == Distribution {
+		nb = len(v.Bounds) + 1
+		m = 5 + nb
+	}
+	d.path = ".rows.data"
+	if err := d.array(m); err != nil {
+		return err
+	}
+	var buckets []uint64
+	if nb > 0 {
+		if err := d.alloc(n*nb, 8); err != nil {
+			return err
+		}
+		buckets = make([]uint64, n*nb)
+		for i := range v.Rows {
+			v.Rows[i].Buckets = buckets[i*nb : (i+1)*nb : (i+1)*nb]
+		}
+	}
+	for c := range m {
+		name := columnName(v.Aggregation, c)
+		d.path = ".rows.data" + name
+		if err := d.array(n); err != nil {
+			return err
+		}
+		d.path = name
+		for i := range v.Rows {
+			d.row = i
+			r := &v.Rows[i]
+			switch {
+			case v.Aggregation == Count, v.Aggregation == Distribution && c == 0:
+				r.Count, err = d.uint()
+			case v.Aggregation == Sum, v.Aggregation == UpDownSum:
+				r.Sum, err = d.number(v)
+			case v.Aggregation == LastValue:
+				r.Value, err = d.number(v)
+			case c == 1:
+				r.Sum, err = d.float()
+			case c == 2:
+				r.Min, err = d.float()
+			case c == 3:
+				r.Max, err = d.float()
+			case c == 4:
+				r.SumOfSquaredDev, err = d.float()
+			default:
+				r.Buckets[c-5], err = d.uint()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		d.row = noRow
+	}
+	if nb > 0 {
+		d.path = ".buckets"
+		for i := range v.Rows {
+			d.row = i
+			r := &v.Rows[i]
+			var total, carry uint64
+			for _, c := range r.Buckets {
+				if total, carry = bits.Add64(total, c, 0); carry != 0 {
+					return d.failf("view %q: bucket counts overflow a uint64; count is %d", v.Name, r.Count)
+				}
+			}
+			if total != r.Count {
+				return d.failf("view %q: bucket counts add up to %d; count is %d", v.Name, total, r.Count)
+			}
+		}
+		d.row = noRow
+	}
+	d.path = ".rows.starts"
+	ns, err := d.r.ReadArrayHeader()
+	if err != nil {
+		return d.fail(err)
+	}
+	if ns%2 != 0 {
+		return d.failf("%d elements; want pairs of a row index and a start", ns)
+	}
+	if err := d.alloc(ns/2, int(unsafe.Sizeof(RowStart{}))); err != nil {
+		return err
+	}
+	prev := -1
+	for range ns / 2 {
+		ri, err := d.uint()
+		if err != nil {
+			return err
+		}
+		if ri >= uint64(n) || int(ri) <= prev {
+			return d.failf("row index %d: want one above %d and below %d rows", ri, prev, n)
+		}
+		prev = int(ri)
+		t, err := d.time()
+		if err != nil {
+			return err
+		}
+		v.RowStarts = append(v.RowStarts, RowStart{Row: prev, Start: t})
+	}
+	return nil
+}
+
+// columnName names a version-2 data column for errors: ".count", ".sum",
+// ".buckets[2]".
+func columnName(a Aggregation, c int) string {
+	switch a {
+	case Count:
+		return ".count"
+	case Sum, UpDownSum:
+		return ".sum"
+	case LastValue:
+		return ".value"
+	}
+	if c < 5 {
+		return [...]string{".count", ".sum", ".min", ".max", ".sum_sq_dev"}[c]
+	}
+	return fmt.Sprintf(".buckets[%d]", c-5)
 }

@@ -7,9 +7,11 @@
 //
 // Decode never panics. It checks every length against the bytes present
 // before allocating for it, and caps the memory of the decoded form at
-// DecodeBudget(len(b)), 48 times the payload's size plus 64 KiB: the most
-// a well-formed payload can need (a 2-byte count row becomes a 96-byte
-// Row), so a hostile length prefix, or a payload of many tiny elements,
+// DecodeBudget(len(b)), 96 times the payload's size plus 64 KiB: the most
+// a well-formed payload can need (a count row of no keys becomes a
+// 96-byte Row from 2 bytes in version 1, from 1 byte, its count, in
+// version 2's columns), so a hostile length prefix, or a payload of many
+// tiny elements,
 // is answered with ErrTooLarge before anything large is allocated.
 // DecodeLimit takes a tighter cap (the receiver's MaxDecodedBytes).
 //
@@ -28,8 +30,14 @@ import (
 	"github.com/zerostat/zerostat/internal/promname"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version zerostat's encoders write by default:
+// 1, rows as arrays. Version2 lays a view's rows out as columns (see
+// docs/wire-format.md, "Version 2"), for payloads that compress to a
+// fraction (exporter.Options.WireVersion). Decode reads both.
+const (
+	Version  = 1
+	Version2 = 2
+)
 
 // ContentType is the media type of a payload over HTTP.
 const ContentType = "application/msgpack"
@@ -221,6 +229,8 @@ const (
 	HeaderLen   = 6 // [start, end, temporality, sequence, part, last]
 	ViewLen     = 9 // [name, description, unit, aggregation, keys, bounds, start, rows, overflow]
 	AttrLen     = 2 // [key, value]
+	// ColumnsLen is a version-2 view's rows: [n, values, data, starts].
+	ColumnsLen = 4
 )
 
 // RowLen returns the length of a row array for an aggregation over nKeys

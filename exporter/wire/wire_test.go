@@ -24,6 +24,12 @@ import (
 // samplePayload exports a small registry and returns the payload.
 func samplePayload(t testing.TB) []byte {
 	t.Helper()
+	return samplePayloadVersion(t, wire.Version)
+}
+
+// samplePayloadVersion is samplePayload in the given wire format version.
+func samplePayloadVersion(t testing.TB, version int) []byte {
+	t.Helper()
 	k := tag.MustNewKey("k")
 	m := stats.Float64("wire/sample", "Sample", stats.UnitMilliseconds)
 	vs := []*view.View{
@@ -40,7 +46,7 @@ func samplePayload(t testing.TB) []byte {
 	for _, v := range []float64{0.5, 5, 50, math.Inf(1)} {
 		stats.Record(ctx, m.M(v))
 	}
-	out := wiretest.Export(t)
+	out := wiretest.ExportVersion(t, version)
 	if len(out) != 1 {
 		t.Fatalf("%d payloads; want 1", len(out))
 	}
@@ -118,6 +124,106 @@ func countRow(valIdx, count uint64) func([]byte) []byte {
 	}
 }
 
+// countColumns is a version-2 count view's rows (one key): n, the value
+// refs, the counts and the flat starts, each appended as given.
+func countColumns(n uint64, vals, counts []uint64, starts func([]byte) []byte) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, wire.ColumnsLen)
+		b = msgpack.AppendUint(b, n)
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, uint32(len(vals)))
+		for _, v := range vals {
+			b = msgpack.AppendUint(b, v)
+		}
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = msgpack.AppendArrayHeader(b, uint32(len(counts)))
+		for _, c := range counts {
+			b = msgpack.AppendUint(b, c)
+		}
+		return starts(b)
+	}
+}
+
+func noStarts(b []byte) []byte { return msgpack.AppendArrayHeader(b, 0) }
+
+// TestDecodeVersion2: a version-2 view's columns decode to the rows and
+// row starts version 1 would give; malformed columns are refused, naming
+// the column or row at fault.
+func TestDecodeVersion2(t *testing.T) {
+	at := time.Unix(5, 0)
+	good := build(2, oneView(1, 2, countColumns(2, []uint64{3, 0}, []uint64{7, 8}, func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, 2)
+		b = msgpack.AppendUint(b, 1)
+		return msgpack.AppendTime(b, at)
+	})), "", "v", "k", "x")
+	p, err := wire.Decode(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := p.Views[0].Rows
+	if p.Version != 2 || len(rows) != 2 || rows[0].Values[0] != "x" || rows[0].Count != 7 || rows[1].Values[0] != "" || rows[1].Count != 8 ||
+		!p.Views[0].RowStart(1).Equal(at) || !p.Views[0].RowStart(0).Equal(p.Views[0].Start) {
+		t.Fatalf("decoded %+v", p.Views[0])
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"short value column", "views[0].rows.values[0]: at offset"},
+		{"short data column", "views[0].rows.data.count: at offset"},
+		{"odd starts", "views[0].rows.starts: at offset"},
+		{"start row out of range", "row index 2: want one above -1 and below 2 rows"},
+		{"starts not increasing", "row index 0: want one above 1 and below 2 rows"},
+		{"dangling value", "views[0].rows[1].values: at offset"},
+		{"rows as version 1", "views[0].rows: at offset"},
+	} {
+		var in []byte
+		switch tc.name {
+		case "short value column":
+			in = build(2, oneView(1, 2, countColumns(2, []uint64{3}, []uint64{7, 8}, noStarts)), "", "v", "k", "x")
+		case "short data column":
+			in = build(2, oneView(1, 2, countColumns(2, []uint64{3, 3}, []uint64{7}, noStarts)), "", "v", "k", "x")
+		case "odd starts":
+			in = build(2, oneView(1, 2, countColumns(2, []uint64{3, 3}, []uint64{7, 8}, func(b []byte) []byte {
+				b = msgpack.AppendArrayHeader(b, 1)
+				return msgpack.AppendUint(b, 0)
+			})), "", "v", "k", "x")
+		case "start row out of range", "starts not increasing":
+			in = build(2, oneView(1, 2, countColumns(2, []uint64{3, 3}, []uint64{7, 8}, func(b []byte) []byte {
+				if tc.name == "start row out of range" {
+					b = msgpack.AppendArrayHeader(b, 2)
+					b = msgpack.AppendUint(b, 2)
+					return msgpack.AppendTime(b, at)
+				}
+				b = msgpack.AppendArrayHeader(b, 4)
+				b = msgpack.AppendUint(b, 1)
+				b = msgpack.AppendTime(b, at)
+				b = msgpack.AppendUint(b, 0)
+				return msgpack.AppendTime(b, at)
+			})), "", "v", "k", "x")
+		case "dangling value":
+			in = build(2, oneView(1, 2, countColumns(2, []uint64{3, 9}, []uint64{7, 8}, noStarts)), "", "v", "k", "x")
+		case "rows as version 1":
+			in = build(2, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x")
+		}
+		p, err := wire.Decode(in)
+		if err == nil || p != nil || !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %+v, error %v; want one containing %q", tc.name, p, err, tc.want)
+		}
+	}
+	// A distribution's bucket columns must add up to its count, row by row.
+	dist := build(2, oneView(3, 2, func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, wire.ColumnsLen)
+		b = msgpack.AppendUint(b, 1)
+		b = msgpack.AppendArrayHeader(b, 1)
+		b = append(b, 0x91, 3)                // the value column
+		b = msgpack.AppendArrayHeader(b, 5+1) // count, sum, min, max, sum_sq_dev, one bucket (no bounds)
+		b = append(b, 0x91, 2, 0x91, 4, 0x91, 1, 0x91, 3, 0x91, 2)
+		b = append(b, 0x91, 1) // bucket 0: 1, count 2
+		return noStarts(b)
+	}), "", "v", "k", "x")
+	if _, err := wire.Decode(dist); err == nil || !strings.Contains(err.Error(), "views[0].rows[0].buckets: at offset") || !strings.Contains(err.Error(), "add up to 1; count is 2") {
+		t.Errorf("distribution buckets not adding up: error %v", err)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	good := build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x")
 	if p, err := wire.Decode(good); err != nil || p.Views[0].Rows[0].Count != 7 || p.Views[0].Rows[0].Values[0] != "x" {
@@ -148,7 +254,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"empty", nil, false, "unexpected end"},
 		{"not an array", []byte{0xa1, 'x'}, false, "want array"},
 		{"short envelope", msgpack.AppendArrayHeader(nil, 3), false, "want 5"},
-		{"version 2", build(2, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"), true, "version 2"},
+		{"version 3", build(3, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"), true, "version 3"},
 		{"truncated", sample[:len(sample)/2], false, "at offset"},
 		{"truncated by one", sample[:len(sample)-1], false, "strings"},
 		{"trailing bytes", append(bytes.Clone(sample), 0), false, "1 bytes after the payload"},
@@ -270,6 +376,22 @@ func TestDecodeDenseCountRows(t *testing.T) {
 	}
 }
 
+// TestDecodeDenseColumns: version 2's densest payload, count rows of no
+// keys at 1 byte each, decodes within DecodeBudget (96x).
+func TestDecodeDenseColumns(t *testing.T) {
+	b := wiretest.Columns(5000, "dense")
+	p, err := wire.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Views[0].Rows); n != 5000 || p.Views[0].Rows[4999].Count != 1 || p.Version != wire.Version2 {
+		t.Fatalf("%d rows, version %d; want 5000 of count 1, version 2", n, p.Version)
+	}
+	if ratio := float64(p.MemSize()) / float64(len(b)); ratio <= 48 || ratio > 96 {
+		t.Errorf("decoded %d bytes from %d: %.1fx; want above 48x (version 1's densest) and at most 96x", p.MemSize(), len(b), ratio)
+	}
+}
+
 // TestDecodeLimit: DecodeLimit refuses a payload whose decoded form would
 // pass the limit, with ErrTooLarge before allocating it; MemSize counts
 // what the decoded form holds, which is what decoding allocates.
@@ -335,6 +457,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k", "x"))
 	f.Add(build(1, oneView(1, 2, countRow(3, 7)), "", "v", "k\xff", "x"))
 	f.Add(wiretest.Dist(0, 1<<63, 1<<63))
+	f.Add(wiretest.Columns(3, "c"))
+	f.Add(samplePayloadVersion(f, wire.Version2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
 		if err != nil {

@@ -21,13 +21,16 @@ import (
 
 // Export exports the registered views once, cumulatively, and returns the
 // payloads (copies).
-func Export(t testing.TB) [][]byte {
+func Export(t testing.TB) [][]byte { return ExportVersion(t, wire.Version) }
+
+// ExportVersion is Export in the given wire format version.
+func ExportVersion(t testing.TB, version int) [][]byte {
 	t.Helper()
 	var out [][]byte
 	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
 		out = append(out, bytes.Clone(p.Data))
 		return nil
-	}), exporter.Options{})
+	}), exporter.Options{WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +65,7 @@ func DenseCounts(t testing.TB, n int) []byte {
 
 // Rows is a payload of one count view named name with no keys and n rows
 // of count 1: 2 bytes each on the wire, a 96-byte Row each decoded, the
-// format's densest (48x).
+// version 1's densest (48x).
 func Rows(n int, name string) []byte {
 	return OneView(wire.Count, nil, func(b []byte) []byte {
 		b = msgpack.AppendArrayHeader(b, uint32(n))
@@ -89,12 +92,35 @@ func Dist(count, b0, b1 uint64) []byte {
 	}, "", "d")
 }
 
+// Columns is Rows in version 2: one count view with no keys and n rows of
+// count 1, as columns: 1 byte each on the wire, a 96-byte Row each
+// decoded, the format's densest (96x).
+func Columns(n int, name string) []byte {
+	return OneViewVersion(wire.Version2, wire.Count, nil, func(b []byte) []byte {
+		b = msgpack.AppendArrayHeader(b, wire.ColumnsLen)
+		b = msgpack.AppendUint(b, uint64(n))
+		b = msgpack.AppendArrayHeader(b, 0) // no tag value columns
+		b = msgpack.AppendArrayHeader(b, 1) // one data column
+		b = msgpack.AppendArrayHeader(b, uint32(n))
+		for range n {
+			b = append(b, 0x01)
+		}
+		return msgpack.AppendArrayHeader(b, 0) // no row starts
+	}, "", name)
+}
+
 // OneView assembles a payload of one view of no keys, named strs[1]
 // (description and unit strs[0]), whose rows array rows appends, and the
 // string table strs.
 func OneView(agg wire.Aggregation, bounds []float64, rows func([]byte) []byte, strs ...string) []byte {
+	return OneViewVersion(wire.Version, agg, bounds, rows, strs...)
+}
+
+// OneViewVersion is OneView in the given wire format version (rows then
+// appends that version's rows).
+func OneViewVersion(version int, agg wire.Aggregation, bounds []float64, rows func([]byte) []byte, strs ...string) []byte {
 	b := msgpack.AppendArrayHeader(nil, wire.EnvelopeLen)
-	b = msgpack.AppendUint(b, wire.Version)
+	b = msgpack.AppendUint(b, uint64(version))
 	b = msgpack.AppendArrayHeader(b, wire.HeaderLen)
 	b = msgpack.AppendTime(b, time.Unix(1, 0))
 	b = msgpack.AppendTime(b, time.Unix(2, 0))

@@ -23,13 +23,35 @@ def payloads(data):
         i += 4 + n
 
 
+def rows_of(version, agg, rows):
+    """A view's rows as version 1's row arrays. Version 2 sends them as
+    columns, [n, values, data, starts] (docs/wire-format.md, Version 2)."""
+    if version == 1:
+        return rows
+    n, values, data, starts = rows
+    assert all(len(col) == n for col in values + data), "column length is not n"
+    assert len(starts) % 2 == 0, "starts are not pairs"
+    own = dict(zip(starts[0::2], starts[1::2]))
+    out = []
+    for i in range(n):
+        row = [col[i] for col in values]
+        if agg == 3:  # count, sum, min, max, sum_sq_dev, then a column per bucket
+            row += [data[c][i] for c in range(5)] + [[col[i] for col in data[5:]]]
+        else:
+            row.append(data[0][i])
+        if i in own:
+            row.append(own[i])
+        out.append(row)
+    return out
+
+
 def decode(raw):
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     p = msgpack.unpackb(raw, raw=False, timestamp=3, strict_map_key=False)
     assert isinstance(p, list) and len(p) == 5, "payload is not a 5-element array"
     version, header, resource, views, strings = p
-    assert version == 1, "unsupported version %r" % version
+    assert version in (1, 2), "unsupported version %r" % version
     s = lambda i: strings[i]
     start, end, temporality, sequence, part, last = header
     out = {
@@ -43,7 +65,7 @@ def decode(raw):
             "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
         n = len(keys)
         # The overflow row has no tag values; tag it as OpenTelemetry does.
-        tagged = [(row, n, None) for row in rows]
+        tagged = [(row, n, None) for row in rows_of(version, agg, rows)]
         if overflow is not None:
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:

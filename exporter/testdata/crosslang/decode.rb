@@ -23,12 +23,32 @@ def payloads(data)
   out
 end
 
+# A view's rows as version 1's row arrays. Version 2 sends them as
+# columns, [n, values, data, starts] (docs/wire-format.md, Version 2).
+def rows_of(version, agg, rows)
+  return rows if version == 1
+  n, values, data, starts = rows
+  raise "column length is not n" unless (values + data).all? { |col| col.size == n }
+  raise "starts are not pairs" unless starts.size.even?
+  own = starts.each_slice(2).to_h
+  (0...n).map do |i|
+    row = values.map { |col| col[i] }
+    if agg == 3 # count, sum, min, max, sum_sq_dev, then a column per bucket
+      row += (0...5).map { |c| data[c][i] } + [data[5..].map { |col| col[i] }]
+    else
+      row << data[0][i]
+    end
+    row << own[i] if own.key?(i)
+    row
+  end
+end
+
 def decode(raw)
   raw = Zlib::GzipReader.new(StringIO.new(raw)).read if raw.byteslice(0, 2) == "\x1f\x8b".b
   p = FACTORY.unpacker.feed(raw).read
   raise "payload is not a 5-element array" unless p.is_a?(Array) && p.size == 5
   version, header, resource, views, strings = p
-  raise "unsupported version #{version}" unless version == 1
+  raise "unsupported version #{version}" unless [1, 2].include?(version)
   start, finish, temporality, sequence, part, last = header
   out = { "sequence" => sequence, "part" => part, "last" => last, "temporality" => temporality,
           "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
@@ -38,7 +58,7 @@ def decode(raw)
                                            "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
                                            "bounds" => bounds, "rows" => [] })
     # The overflow row has no tag values; tag it as OpenTelemetry does.
-    tagged = rows.map { |row| [row, keys.size, nil] }
+    tagged = rows_of(version, agg, rows).map { |row| [row, keys.size, nil] }
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
       nd = agg == 3 ? 6 : 1
