@@ -300,7 +300,8 @@ func nearly(a, b float64) bool { d := a - b; return d < 1e-9*b && -d < 1e-9*b }
 
 // TestCollector runs zerostat's exporters through a real Collector with
 // the zerostat receiver: cumulative into the fileexporter and, by
-// prometheusremotewrite, a real Prometheus; delta into the fileexporter;
+// prometheusremotewrite, a real Prometheus; delta (wire format version 2)
+// into the fileexporter;
 // delta through an exporter whose backend refuses for a while, so the
 // receiver answers 503 and zerostat's exporter retries and queues; and
 // zerostat's OTLP exporter through the otlp receiver into the same
@@ -347,19 +348,21 @@ service:
 	col := startCollector(t, bin, cfg, cumAddr, deltaAddr, bpAddr, otlpAddr, grpcAddr)
 
 	w := newWorkload(t)
-	newExp := func(name, addr string, temporality wire.Temporality) *exporter.Exporter {
+	// Wire format version 1 and, on the delta paths, version 2 (rows as
+	// columns): the receiver reads both.
+	newExp := func(name, addr string, temporality wire.Temporality, version int) *exporter.Exporter {
 		e, err := exporter.New(&exporter.HTTPSink{URL: "http://" + addr + "/"}, exporter.Options{
 			Temporality: temporality, Compression: exporter.Gzip, Timeout: 5 * time.Second,
-			Resource: exporter.Resource{ServiceName: name}})
+			Resource: exporter.Resource{ServiceName: name}, WireVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return e
 	}
-	cum := newExp("e2e-cumulative", cumAddr, exporter.Cumulative)
-	del := newExp("e2e-delta", deltaAddr, exporter.Delta)
-	bp := newExp("e2e-backpressure", bpAddr, exporter.Delta)
-	bpCum := newExp("e2e-backpressure-cumulative", bpAddr, exporter.Cumulative)
+	cum := newExp("e2e-cumulative", cumAddr, exporter.Cumulative, wire.Version)
+	del := newExp("e2e-delta", deltaAddr, exporter.Delta, wire.Version2)
+	bp := newExp("e2e-backpressure", bpAddr, exporter.Delta, wire.Version2)
+	bpCum := newExp("e2e-backpressure-cumulative", bpAddr, exporter.Cumulative, wire.Version)
 	ot, err := otlp.New(otlp.Options{Endpoint: "http://" + otlpAddr, Timeout: 5 * time.Second,
 		Resource: exporter.Resource{ServiceName: "e2e-otlp"}})
 	if err != nil {

@@ -60,7 +60,7 @@ service:
 	col := startCollector(b, bin, cfg, zsAddr, otlpAddr)
 	ingesttest.Register(b, ingesttest.Series)
 	bodies := ingesttest.Bodies(b)
-	for _, name := range []string{"msgpack/plain", "msgpack/gzip", "otlp/plain", "otlp/gzip"} {
+	for _, name := range []string{"msgpack/plain", "msgpack/gzip", "msgpack2/plain", "msgpack2/gzip", "otlp/plain", "otlp/gzip"} {
 		body := bodies[name]
 		url, ctype := "http://"+zsAddr+"/", wire.ContentType
 		if strings.HasPrefix(name, "otlp") {

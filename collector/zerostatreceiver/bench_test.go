@@ -16,18 +16,20 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	ingesttest.Register(b, ingesttest.Series)
 	bodies := ingesttest.Bodies(b)
-	b.Run("msgpack", func(b *testing.B) {
-		body := bodies["msgpack/plain"]
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		for b.Loop() {
-			p, err := wire.Decode(body)
-			if err != nil {
-				b.Fatal(err)
+	for _, name := range []string{"msgpack", "msgpack2"} {
+		b.Run(name, func(b *testing.B) {
+			body := bodies[name+"/plain"]
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := wire.Decode(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				Convert(p, pmetric.NewMetrics())
 			}
-			Convert(p, pmetric.NewMetrics())
-		}
-	})
+		})
+	}
 	b.Run("otlp", func(b *testing.B) {
 		body := bodies["otlp/plain"]
 		b.SetBytes(int64(len(body)))

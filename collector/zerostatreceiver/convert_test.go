@@ -201,9 +201,17 @@ func rowStarts(p *wire.Payload, prefix string) int {
 // cumulative point of such a series starts at its re-creation (a reset),
 // a delta histogram point of it has min and max (its series' whole life).
 func TestSamePdataAsOTLP(t *testing.T) {
-	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
-		t.Run(temporality.String(), func(t *testing.T) {
-			prefix := "same/" + temporality.String() + "/"
+	for _, version := range []int{wire.Version, wire.Version2} {
+		for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
+			testSamePdataAsOTLP(t, version, temporality)
+		}
+	}
+}
+
+func testSamePdataAsOTLP(t *testing.T, version int, temporality wire.Temporality) {
+	{
+		t.Run(fmt.Sprintf("version=%d/%v", version, temporality), func(t *testing.T) {
+			prefix := fmt.Sprintf("same/v%d/%v/", version, temporality)
 			const rows = 40
 			record := workload(t, prefix, rows)
 			res := exporter.Resource{ServiceName: "svc", Host: "h", PID: 42, Attributes: []wire.Attribute{{Key: "deployment", Value: "test"}}}
@@ -214,7 +222,7 @@ func TestSamePdataAsOTLP(t *testing.T) {
 			msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
 				payload = bytes.Clone(p.Data)
 				return nil
-			}), exporter.Options{Temporality: temporality, Resource: res})
+			}), exporter.Options{Temporality: temporality, Resource: res, WireVersion: version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -402,12 +410,18 @@ func TestConvertEdges(t *testing.T) {
 // msgpack, decoded and converted (ours, and the payload p), and as
 // zerostat's OTLP, unmarshalled as the otlp receiver does (theirs).
 func bothPaths(t *testing.T, temporality wire.Temporality) (p *wire.Payload, ours, theirs pmetric.Metrics) {
+	return bothPathsVersion(t, wire.Version, temporality)
+}
+
+// bothPathsVersion is bothPaths with the msgpack payload in the given
+// wire format version.
+func bothPathsVersion(t *testing.T, version int, temporality wire.Temporality) (p *wire.Payload, ours, theirs pmetric.Metrics) {
 	t.Helper()
 	var data []byte
 	msgExp, err := exporter.New(exporter.FuncSink(func(_ context.Context, pl exporter.Payload) error {
 		data = bytes.Clone(pl.Data)
 		return nil
-	}), exporter.Options{Temporality: temporality})
+	}), exporter.Options{Temporality: temporality, WireVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,8 +549,12 @@ func TestOverflowFirstExportSameAsOTLP(t *testing.T) {
 		}
 		stats.Record(ctx, m.M(int64(5+10*i)))
 	}
-	for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
-		p, ours, theirs := bothPaths(t, temporality)
+	for _, c := range []struct {
+		version     int
+		temporality wire.Temporality
+	}{{wire.Version, wire.Cumulative}, {wire.Version, wire.Delta}, {wire.Version2, wire.Cumulative}, {wire.Version2, wire.Delta}} {
+		temporality := c.temporality
+		p, ours, theirs := bothPathsVersion(t, c.version, temporality)
 		overflow := func(md pmetric.Metrics) (pmetric.HistogramDataPoint, int) {
 			dps := findMetric(t, md, "overflowfirst/dist").Histogram().DataPoints()
 			for i := range dps.Len() {

@@ -51,7 +51,7 @@ func gz(b []byte) []byte {
 func TestHandler(t *testing.T) {
 	good := payload(t)
 	wrongVersion := bytes.Clone(good)
-	wrongVersion[1] = 2 // [envelope fixarray, version fixint]
+	wrongVersion[1] = 3 // [envelope fixarray, version fixint]
 	dangling := bytes.Clone(good)
 	// The string table is last: make it one string shorter by cutting the
 	// final string and lowering the table's count; every index pointing at
@@ -82,7 +82,7 @@ func TestHandler(t *testing.T) {
 		{"wrong type", "POST", "text/html", "", good, 415, "Content-Type must be application/msgpack", false},
 		{"unknown encoding", "POST", wire.ContentType, "br", good, 415, `unsupported Content-Encoding "br"`, false},
 		{"truncated", "POST", wire.ContentType, "", good[:len(good)/2], 400, "malformed payload", false},
-		{"wrong version", "POST", wire.ContentType, "", wrongVersion, 400, "unsupported version 2", false},
+		{"wrong version", "POST", wire.ContentType, "", wrongVersion, 400, "unsupported version 3", false},
 		{"dangling string index", "POST", wire.ContentType, "", dropLastString(t, dangling), 400, "dangling string index", false},
 		{"oversized", "POST", wire.ContentType, "", make([]byte, 1<<20+1), 413, "body over 1048576 bytes", false},
 		{"gzip bomb", "POST", wire.ContentType, "gzip", bomb, 413, "decompresses to more than 1048576 bytes", false},

@@ -124,7 +124,7 @@ func TestBadInputEverywhere(t *testing.T) {
 		{"Decode empty", func() error { _, err := wire.Decode(nil); return err },
 			`wire: malformed payload: envelope: msgpack: at offset 0: unexpected end of input: need 1 bytes, have 0`},
 		{"Decode version 9", func() error { _, err := wire.Decode([]byte{0x95, 9}); return err },
-			`wire: unsupported version 9 (this decoder reads version 1)`},
+			`wire: unsupported version 9 (this decoder reads versions 1 and 2)`},
 		{"Decode not a payload", func() error { _, err := wire.Decode([]byte("<html>")); return err },
 			`wire: malformed payload: envelope: msgpack: at offset 0: want array, got integer (0x3c)`},
 		{"ReadFrame over cap", func() error {

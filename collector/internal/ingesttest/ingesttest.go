@@ -13,6 +13,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/otlp"
+	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -53,25 +54,30 @@ func Register(b testing.TB, n int) {
 	}
 }
 
-// Bodies returns the snapshot of the registered views as one
-// msgpack payload and one OTLP request, each plain and gzipped (level
-// gzip.BestSpeed, both exporters' default), keyed "msgpack/plain",
-// "msgpack/gzip", "otlp/plain" and "otlp/gzip".
+// Bodies returns the snapshot of the registered views as one msgpack
+// payload in wire format version 1, one in version 2 (rows as columns)
+// and one OTLP request, each plain and gzipped (level gzip.BestSpeed,
+// the exporters' default), keyed "msgpack/plain", "msgpack/gzip",
+// "msgpack2/plain", "msgpack2/gzip", "otlp/plain" and "otlp/gzip".
 func Bodies(b testing.TB) map[string][]byte {
-	var msg []byte
-	e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
-		if msg != nil {
-			return fmt.Errorf("the snapshot was split")
+	export := func(version int) []byte {
+		var msg []byte
+		e, err := exporter.New(exporter.FuncSink(func(_ context.Context, p exporter.Payload) error {
+			if msg != nil {
+				return fmt.Errorf("the snapshot was split")
+			}
+			msg = bytes.Clone(p.Data)
+			return nil
+		}), exporter.Options{MaxPayloadBytes: 64 << 20, Resource: exporter.Resource{ServiceName: "ingest"}, WireVersion: version})
+		if err != nil {
+			b.Fatal(err)
 		}
-		msg = bytes.Clone(p.Data)
-		return nil
-	}), exporter.Options{MaxPayloadBytes: 64 << 20, Resource: exporter.Resource{ServiceName: "ingest"}})
-	if err != nil {
-		b.Fatal(err)
+		if err := e.Export(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return msg
 	}
-	if err := e.Export(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	msg, msg2 := export(wire.Version), export(wire.Version2)
 	enc, err := otlp.NewEncoder(otlp.Cumulative, exporter.Resource{ServiceName: "ingest"})
 	if err != nil {
 		b.Fatal(err)
@@ -87,5 +93,6 @@ func Bodies(b testing.TB) map[string][]byte {
 		w.Close()
 		return buf.Bytes()
 	}
-	return map[string][]byte{"msgpack/plain": msg, "msgpack/gzip": gz(msg), "otlp/plain": pb, "otlp/gzip": gz(pb)}
+	return map[string][]byte{"msgpack/plain": msg, "msgpack/gzip": gz(msg), "msgpack2/plain": msg2, "msgpack2/gzip": gz(msg2),
+		"otlp/plain": pb, "otlp/gzip": gz(pb)}
 }
