@@ -413,7 +413,11 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				rowsDone = true
 				o := a.Overflow()
 				if o != nil && delta.Read(kind, o, st, e.buckets, &rv) {
-					start = rowStart(a, o, e.delta == nil || v.UpDown, st, &rv)
+					// Version 1's overflow row has no start: readers
+					// written for it refuse one.
+					if e.version == wire.Version2 {
+						start = rowStart(a, o, e.delta == nil || v.UpDown, st, &rv)
+					}
 				} else {
 					if nRows == 0 && !e.allViews {
 						// Nothing to send for this view in this part:

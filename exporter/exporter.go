@@ -69,7 +69,9 @@ type Options struct {
 	// larger than the cap is sent alone, oversized. At least 1 KiB.
 	MaxPayloadBytes int
 	// WireVersion is the wire format version of the payloads: 1 (0 means
-	// 1), rows as arrays, which every reader of the format reads; or 2
+	// 1), rows as arrays, which every reader of the format reads (a delta
+	// distribution's overflow row then carries no start, so its first
+	// export has no min and max for OTLP); or 2
 	// (wire.Version2), the same content with each view's rows laid out as
 	// columns, which gzip compresses to about a third of version 1 (and of
 	// OTLP's bytes; docs/performance.md). Version 2 needs a reader of this

@@ -36,7 +36,8 @@ type Config struct {
 	// 8 MiB).
 	MaxDecompressedBytes int `mapstructure:"max_decompressed_bytes"`
 	// MaxDecodedBytes caps the memory of one decoded payload (default
-	// 32 MiB).
+	// 64 MiB: a 1 MiB payload, zerostat's exporter's default cap, decodes
+	// to at most 56 MiB).
 	MaxDecodedBytes int `mapstructure:"max_decoded_bytes"`
 	// MaxInflightBytes caps what all requests being served hold together
 	// (default 128 MiB, never less than one request's caps together); a

@@ -27,8 +27,9 @@ import (
 // (wire.View.IntValue: an Int64 measure's). A delta histogram point has
 // min and max when its row carries a start (its series' first export: the
 // payload's min and max, which cover the series' life, are then the
-// interval's), the overflow row's too. docs/collector.md says what still
-// differs from the OTLP path.
+// interval's), the overflow row's too (version 2; version 1's overflow row
+// carries none). docs/collector.md says what still differs from the OTLP
+// path.
 //
 // Cost: one pass over the payload; allocates the pdata. Safe for
 // concurrent use with other readers of p.

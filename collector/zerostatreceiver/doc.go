@@ -39,7 +39,7 @@
 // decoded payload) is reserved from max_inflight_bytes before it is
 // allocated; a request whose reservation does not fit is answered 503 at
 // once. One request holds at most max_request_body_size +
-// max_decompressed_bytes + max_decoded_bytes (48 MiB by default; 40 MiB
+// max_decompressed_bytes + max_decoded_bytes (80 MiB by default; 72 MiB
 // at its peak, as exporter/receiver's doc explains), and all together
 // max_inflight_bytes (128 MiB by default). The decoded payload stays
 // reserved until the pipeline's ConsumeMetrics returns; the pdata made

@@ -28,9 +28,9 @@
 //
 //	MaxBodyBytes + MaxDecompressedBytes + MaxDecodedBytes
 //
-// 8 + 8 + 32 = 48 MiB by default, and in fact less: the compressed body
+// 8 + 8 + 64 = 80 MiB by default, and in fact less: the compressed body
 // is given back once decompressed and the decompressed one once decoded,
-// so its peak is max(body + decompressed, decompressed + decoded), 40 MiB
+// so its peak is max(body + decompressed, decompressed + decoded), 72 MiB
 // by default. A body is read into a buffer sized by its Content-Length
 // (a gzip body by its trailer, trusted up to deflate's 1032:1 ratio), so
 // an honest request allocates each buffer once; a body of unknown size

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/receiver"
 	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/wiretest"
@@ -202,7 +203,7 @@ func TestReadTimeout(t *testing.T) {
 }
 
 // hostileCases are requests at the default limits (8 MiB decompressed,
-// 32 MiB decoded) built to cost the receiver as much memory as they can.
+// 64 MiB decoded) built to cost the receiver as much memory as they can.
 func hostileCases() []struct {
 	name   string
 	body   []byte
@@ -220,15 +221,17 @@ func hostileCases() []struct {
 		{"gzip bomb", gz(make([]byte, 64<<20)), true, 413},
 		// 8 MiB of 2-byte rows (~8 KB gzipped): 384 MiB if decoded.
 		{"decoded 48x", gz(wiretest.Rows(4<<20-100, "v")), true, 413},
+		// 8 MiB of 1-byte rows in version 2's columns: 768 MiB if decoded.
+		{"decoded 96x, version 2", gz(wiretest.Columns(8<<20-100, "v")), true, 413},
 		// The largest of such payloads the decoded cap admits.
-		{"decoded just within the cap", gz(wiretest.Rows(300000, "v")), true, 204},
-		{"decoded just within the cap, identity", wiretest.Rows(300000, "v"), false, 204},
+		{"decoded just within the cap", gz(wiretest.Rows(650000, "v")), true, 204},
+		{"decoded just within the cap, identity", wiretest.Rows(650000, "v"), false, 204},
 	}
 }
 
 // TestHostileMemoryBounded: what each hostile request allocates, read
 // from runtime.MemStats, stays within one request's budget
-// (MaxBodyBytes + MaxDecompressedBytes + MaxDecodedBytes, 48 MiB).
+// (MaxBodyBytes + MaxDecompressedBytes + MaxDecodedBytes, 80 MiB).
 func TestHostileMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates ~100 MiB")
@@ -279,5 +282,28 @@ func BenchmarkHostile(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDefaultCapsFitExporterPayloads: a payload zerostat's exporter
+// writes at its default size cap decodes within the receiver's default
+// decoded cap, in both wire format versions, for the densest views it
+// writes (count rows of two small tag refs: version 2's columns take 3
+// bytes a row where version 1 takes 4, for the same 128-byte decoded
+// row). A payload over the cap is refused with 413 and not sent again:
+// these caps must not drop what a default exporter sends.
+func TestDefaultCapsFitExporterPayloads(t *testing.T) {
+	limit := float64(receiver.DefaultMaxDecodedBytes) / float64(exporter.DefaultMaxPayloadBytes)
+	for _, version := range []int{wire.Version, wire.Version2} {
+		b := wiretest.DenseCountsVersion(t, 12000, version)
+		p, err := wire.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := float64(p.MemSize()) / float64(len(b))
+		t.Logf("version %d: %d bytes decode to %d: %.1fx (the default caps allow %.0fx)", version, len(b), p.MemSize(), ratio, limit)
+		if ratio > limit {
+			t.Errorf("version %d: a payload decodes to %.1fx its size; a default exporter's 1 MiB payload would pass the receiver's default %d MiB", version, ratio, receiver.DefaultMaxDecodedBytes>>20)
+		}
 	}
 }

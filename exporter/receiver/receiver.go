@@ -20,7 +20,7 @@ import (
 const (
 	DefaultMaxBodyBytes         = 8 << 20
 	DefaultMaxDecompressedBytes = 8 << 20
-	DefaultMaxDecodedBytes      = 32 << 20
+	DefaultMaxDecodedBytes      = 64 << 20
 	DefaultMaxInflightBytes     = 128 << 20
 	DefaultReadTimeout          = 30 * time.Second
 )
@@ -44,9 +44,10 @@ type Handler struct {
 	// 8 MiB): a gzip bomb costs at most that much memory.
 	MaxDecompressedBytes int
 	// MaxDecodedBytes caps the memory of the decoded payload (default
-	// 32 MiB; wire.DecodeLimit): a payload of tiny rows decodes to up to
-	// 96 times its bytes, one zerostat writes to 10-32 times (version 2:
-	// up to 56).
+	// 64 MiB; wire.DecodeLimit): a payload of tiny rows decodes to up to
+	// 96 times its bytes, one zerostat writes to 10-32 times (version 2's
+	// columns: up to 56, so a 1 MiB payload, the exporter's default cap,
+	// fits).
 	MaxDecodedBytes int
 	// MaxInflightBytes caps what all requests being served hold together
 	// (default 128 MiB; never less than one request's caps together). A

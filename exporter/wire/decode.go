@@ -38,7 +38,7 @@ type decoder struct {
 // version 2). DecodeBudget is therefore 96 times the payload's size, plus
 // budgetSlack for the fixed parts: it refuses nothing well-formed and
 // stops only an allocation that the bytes present cannot back (a views
-// header announcing a million views, each a 160-byte View, backed by one
+// header announcing a million views, each a 216-byte View, backed by one
 // byte each). A receiver wanting a tighter bound passes its own limit to
 // DecodeLimit.
 const (

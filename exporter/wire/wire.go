@@ -1,5 +1,5 @@
-// Package wire defines zerostat's snapshot format, version 1, and decodes
-// it. docs/wire-format.md is the specification; this package is its Go
+// Package wire defines zerostat's snapshot format, versions 1 and 2
+// (rows as arrays, or as columns), and decodes them. docs/wire-format.md is the specification; this package is its Go
 // reader, used by the receiver, the CLI and tests. Payloads are MessagePack
 // and any stock MessagePack library reads them.
 //

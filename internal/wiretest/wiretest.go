@@ -43,7 +43,11 @@ func ExportVersion(t testing.TB, version int) [][]byte {
 // DenseCounts exports a count view of two keys and n rows (n at most
 // 100 * 127 keeps every index a 1-byte fixint) in one payload: about 4
 // bytes a row on the wire, 128 decoded. The view is unregistered after.
-func DenseCounts(t testing.TB, n int) []byte {
+func DenseCounts(t testing.TB, n int) []byte { return DenseCountsVersion(t, n, wire.Version) }
+
+// DenseCountsVersion is DenseCounts in the given wire format version
+// (version 2: about 3 bytes a row).
+func DenseCountsVersion(t testing.TB, n, version int) []byte {
 	t.Helper()
 	k1, k2 := tag.MustNewKey("k1"), tag.MustNewKey("k2")
 	m := stats.Int64("wiretest/dense", "", "")
@@ -56,7 +60,7 @@ func DenseCounts(t testing.TB, n int) []byte {
 		ctx, _ := tag.New(context.Background(), tag.Upsert(k1, strconv.Itoa(i%100)), tag.Upsert(k2, strconv.Itoa(i/100)))
 		stats.Record(ctx, m.M(1))
 	}
-	out := Export(t)
+	out := ExportVersion(t, version)
 	if len(out) != 1 {
 		t.Fatalf("%d payloads; want 1", len(out))
 	}

@@ -23,14 +23,18 @@ def payloads(data):
         i += 4 + n
 
 
-def rows_of(version, agg, rows):
+def rows_of(version, agg, nkeys, nbounds, rows):
     """A view's rows as version 1's row arrays. Version 2 sends them as
     columns, [n, values, data, starts] (docs/wire-format.md, Version 2)."""
     if version == 1:
         return rows
     n, values, data, starts = rows
+    assert len(values) == nkeys, "not one value column per key"
+    assert len(data) == (6 + nbounds if agg == 3 else 1), "wrong number of data columns"
     assert all(len(col) == n for col in values + data), "column length is not n"
     assert len(starts) % 2 == 0, "starts are not pairs"
+    idx = starts[0::2]
+    assert idx == sorted(set(idx)) and all(0 <= i < n for i in idx), "start rows not increasing below n"
     own = dict(zip(starts[0::2], starts[1::2]))
     out = []
     for i in range(n):
@@ -65,7 +69,7 @@ def decode(raw):
             "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
         n = len(keys)
         # The overflow row has no tag values; tag it as OpenTelemetry does.
-        tagged = [(row, n, None) for row in rows_of(version, agg, rows)]
+        tagged = [(row, n, None) for row in rows_of(version, agg, len(keys), len(bounds), rows)]
         if overflow is not None:
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:

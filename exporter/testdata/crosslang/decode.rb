@@ -25,11 +25,15 @@ end
 
 # A view's rows as version 1's row arrays. Version 2 sends them as
 # columns, [n, values, data, starts] (docs/wire-format.md, Version 2).
-def rows_of(version, agg, rows)
+def rows_of(version, agg, nkeys, nbounds, rows)
   return rows if version == 1
   n, values, data, starts = rows
+  raise "not one value column per key" unless values.size == nkeys
+  raise "wrong number of data columns" unless data.size == (agg == 3 ? 6 + nbounds : 1)
   raise "column length is not n" unless (values + data).all? { |col| col.size == n }
   raise "starts are not pairs" unless starts.size.even?
+  idx = starts.each_slice(2).map(&:first)
+  raise "start rows not increasing below n" unless idx == idx.uniq.sort && idx.all? { |i| i >= 0 && i < n }
   own = starts.each_slice(2).to_h
   (0...n).map do |i|
     row = values.map { |col| col[i] }
@@ -58,7 +62,7 @@ def decode(raw)
                                            "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
                                            "bounds" => bounds, "rows" => [] })
     # The overflow row has no tag values; tag it as OpenTelemetry does.
-    tagged = rows_of(version, agg, rows).map { |row| [row, keys.size, nil] }
+    tagged = rows_of(version, agg, keys.size, bounds.size, rows).map { |row| [row, keys.size, nil] }
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
       nd = agg == 3 ? 6 : 1
