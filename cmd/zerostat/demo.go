@@ -65,6 +65,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:0", "`address` of the sample service, /metrics, /snapshot and /debug/stats")
 	exportTo := fs.String("export-to", "", "`URL` of a receiver to export to, such as one started by 'zerostat receive' (default: the demo's own receiver)")
 	format := fs.String("format", "table", "how the demo's receiver prints snapshots: table or json (JSON lines on stdout, progress on stderr)")
+	wireVersion := fs.Int("wire-version", 2, "wire format `version` of the exported payloads: 2 (rows as columns, the compact one) or 1 (for a receiver of a release before 2026-12-01)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -137,8 +138,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The exporter and /snapshot describe the process alike.
 	resource := exporter.Resource{ServiceName: "zerostat-demo"}
 	exp, err := exporter.New(&exporter.HTTPSink{URL: target}, exporter.Options{
-		Interval: *period,
-		Resource: resource,
+		Interval:    *period,
+		Resource:    resource,
+		WireVersion: *wireVersion,
 		// Once when exports start failing, once when they recover (not
 		// once per failure, and not twice: no OnError as well).
 		Logger: slog.New(slog.NewTextHandler(printerWriter{pr, stderr}, &slog.HandlerOptions{
