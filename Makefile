@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate gate-measure bench bench-scale bench-scale-run integration screenshot demo bench-smoke
+.PHONY: test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate gate-measure bench bench-scale bench-scale-run bench-collector bench-collector-run integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -115,11 +115,24 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|HTTPClient|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
 	$(MAKE) bench-scale-run
+	$(MAKE) bench-collector-run
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt out/scale.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt out/scale.txt out/collector.txt
+
+## bench-collector: the Collector comparison alone (the collector module's
+## BenchmarkCollectorIngest, which builds and runs a real Collector, and
+## BenchmarkDecode; about 2 minutes), then only that section of
+## docs/performance.md.
+bench-collector: bench-collector-run
+	cd benchmarks && $(GO) run ./cmd/perfdoc -splice-collector -out ../docs/performance.md out/collector.txt
+
+bench-collector-run:
+	@mkdir -p benchmarks/out
+	cd collector && $(GO) test -run '^$$' -bench 'CollectorIngest' -benchtime 50x -count 6 ./e2e > ../benchmarks/out/collector.txt
+	cd collector && $(GO) test -run '^$$' -bench 'Decode' -benchtime 50x -count 6 ./zerostatreceiver >> ../benchmarks/out/collector.txt
 
 ## bench-scale: BenchmarkScale alone (1k to 1M live series, every SDK;
 ## about 18 minutes on 2 cores, most of it the 1M builds), then only the scale section of

@@ -1,31 +1,126 @@
 package main
 
-// collectorSection is the Collector comparison (issue 17): the msgpack
-// receiver against the otlp receiver. Its benchmarks live in the collector
-// module and need the built Collector (scripts/build-collector.sh), which
-// `make bench` does not run, so the section is written here from a
-// targeted run; rerun the commands it names and update the numbers with
-// it (docs/collector.md and README quote them).
-const collectorSection = `## OpenTelemetry Collector: msgpack receiver versus otlp receiver (10,000 series)
+import (
+	"bytes"
+	"fmt"
+)
 
-Measured on 2026-12-01 in a targeted run on the same VM (load average about 1), not by ` + "`make bench`" + `: ` + "`collector/e2e`" + `'s ` + "`BenchmarkCollectorIngest`" + ` sends one cumulative snapshot of 10,000 series (` + "`collector/internal/ingesttest`" + `: 2,500 each of a Count and a 10-bound Distribution over a Float64 measure, a Sum and a LastValue over an Int64 one, two tags) to the built Collector, as msgpack (wire format versions 2 and 1) to the zerostat receiver and as zerostat's OTLP to the ` + "`otlp`" + ` receiver, both into the ` + "`debug`" + ` exporter, and reads the Collector process's CPU time from /proc around each run; gzip at BestSpeed, both exporters' default. The same workload gives the same pdata by both paths (docs/collector.md, "Same pdata"). benchstat medians of ` + "`-count 6 -benchtime 50x`" + `:
+// The Collector comparison (issue 17): the msgpack receiver against the
+// otlp receiver, from the collector module's benchmarks, which need the
+// built Collector (scripts/build-collector.sh): collector/e2e's
+// BenchmarkCollectorIngest (CollectorIngest/<body>, units wire-bytes/op
+// and collector-ns/op) and collector/zerostatreceiver's BenchmarkDecode
+// (Decode/<body>). `make bench` runs them (bench-collector-run);
+// `make bench-collector` runs them alone and splices this section in.
 
-| per 10,000 series | msgpack version 2 → zerostat receiver | msgpack version 1 | OTLP → otlp receiver | version 2 / OTLP | target |
-|---|---|---|---|---|---|
-| bytes on the wire, plain | 126.2 KiB | 138.4 KiB | 1,204 KiB | 0.10 | ≤ 0.5 |
-| bytes on the wire, gzip | 25.0 KiB | 68.8 KiB | 76.6 KiB | 0.33 | ≤ 0.5 |
-| Collector CPU, plain body | 7.47 ms ±22% | 10.20 ms ±9% | 12.85 ms ±13% | 0.58 | ≤ 1 |
-| Collector CPU, gzip body | 8.68 ms ±11% | 11.54 ms ±15% | 13.81 ms ±7% | 0.63 | ≤ 1 |
+// The markers around the section, so that -splice-collector can replace
+// it alone.
+const (
+	collectorBegin = "<!-- collector:begin (perfdoc) -->"
+	collectorEnd   = "<!-- collector:end -->"
+)
 
-Version 2 of the wire format (docs/wire-format.md, "Version 2"; ` + "`exporter.Options.WireVersion: 2`" + `) lays each view's rows out as columns; version 1, rows as arrays, is the exporter's default for readers written before it. Version 1's gzip bytes were 0.90 of OTLP's: both bodies compressed to about what their values carry once OTLP's points followed each other in creation order (issue 18), and rows that interleave tag refs, counts and floats left gzip little to share. Columns put the refs of one key side by side, and the counts, and the floats of one field, and the same values compress to 0.36 of version 1's bytes.
+// collectorBodies are the table's columns: the body names of
+// BenchmarkCollectorIngest and BenchmarkDecode.
+var collectorBodies = []struct{ ingest, decode, title, decodeTitle string }{
+	{"msgpack2", "msgpack2", "msgpack version 2 → zerostat receiver", "msgpack version 2, decoded and converted"},
+	{"msgpack", "msgpack", "msgpack version 1", "msgpack version 1, decoded and converted"},
+	{"otlp", "otlp", "OTLP → otlp receiver", "OTLP, unmarshalled"},
+}
 
-In process (` + "`zerostatreceiver`" + `'s ` + "`BenchmarkDecode`" + `, the same snapshot): msgpack decoded and converted to pdata in 6.29 ms ±16% for version 2 (4.17 MiB, 52,900 allocs) and 7.76 ms ±12% for version 1 (4.18 MiB, 65,300 allocs), against 7.55 ms ±15% (3.73 MiB, 102,600 allocs) for unmarshalling the OTLP body to pdata.
+func (r *results) hasCollector() bool {
+	_, ok := r.summary("CollectorIngest/otlp/plain", "wire-bytes/op")
+	return ok
+}
 
-Against main before issue 17's changes (the same bodies, sizes only): msgpack plain 148.2 KiB → 138.4 KiB (an Int64 measure's values are MessagePack integers, 3 bytes where a float32 took 5), gzip 65.0 KiB → 68.8 KiB (the integers compress less well than the float32s); OTLP plain unchanged, gzip 146.8 KiB → 111.7 KiB (a cumulative point now starts at its view's registration, one repeated start per view instead of one per series, which gzip folds), then 76.6 KiB once snapshots walk series in creation order (issue 18).
+func fmtKiB(v float64) string { return fmt.Sprintf("%.1f KiB", v/1024) }
 
-` + "```sh" + `
-cd collector && go test -run '^$' -bench CollectorIngest -benchtime 50x -count 6 ./e2e
-cd collector && go test -run '^$' -bench Decode -benchtime 50x -count 6 ./zerostatreceiver
-` + "```" + `
+// writeCollector writes the section from the results, or says how to
+// measure it when they have none.
+func writeCollector(b *bytes.Buffer, r *results) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("%s\n## OpenTelemetry Collector: msgpack receiver versus otlp receiver (10,000 series)\n\n", collectorBegin)
+	if !r.hasCollector() {
+		w("Not measured in this run: `make bench-collector` measures it (it builds the Collector) and writes this section.\n\n%s\n\n", collectorEnd)
+		return
+	}
+	w("`collector/e2e`'s `BenchmarkCollectorIngest` sends one cumulative snapshot of 10,000 series (`collector/internal/ingesttest`: 2,500 each of a Count and a 10-bound Distribution over a Float64 measure, a Sum and a LastValue over an Int64 one, two tags) to the built Collector, as msgpack (wire format versions 2 and 1) to the zerostat receiver and as zerostat's OTLP to the `otlp` receiver, all into the `debug` exporter, and reads the Collector process's CPU time from /proc around each run; gzip at BestSpeed, the exporters' default. The same workload gives the same pdata by every path (docs/collector.md, \"Same pdata\"). benchstat medians of `-count 6 -benchtime 50x`:\n\n")
+	w("| per 10,000 series |")
+	for _, c := range collectorBodies {
+		w(" %s |", c.title)
+	}
+	w(" version 2 / OTLP | target |\n|---|---|---|---|---|---|\n")
+	row := func(what, body, unit string, format func(float64, string) string, target float64) {
+		w("| %s |", what)
+		var v2, ot float64
+		for _, c := range collectorBodies {
+			s, ok := r.summary("CollectorIngest/"+c.ingest+"/"+body, unit)
+			if !ok {
+				w(" |")
+				continue
+			}
+			w(" %s |", format(s.Center, pct(s)))
+			switch c.ingest {
+			case "msgpack2":
+				v2 = s.Center
+			case "otlp":
+				ot = s.Center
+			}
+		}
+		if v2 > 0 && ot > 0 {
+			met := ""
+			if v2/ot > target {
+				met = " (missed)"
+			}
+			w(" %.2f | ≤ %g%s |\n", v2/ot, target, met)
+		} else {
+			w(" | ≤ %g |\n", target)
+		}
+	}
+	bytesCell := func(v float64, _ string) string { return fmtKiB(v) }
+	timeCell := func(v float64, p string) string { return fmtNs(v) + p }
+	row("bytes on the wire, plain", "plain", "wire-bytes/op", bytesCell, 0.5)
+	row("bytes on the wire, gzip", "gzip", "wire-bytes/op", bytesCell, 0.5)
+	row("Collector CPU, plain body", "plain", "collector-ns/op", timeCell, 1)
+	row("Collector CPU, gzip body", "gzip", "collector-ns/op", timeCell, 1)
+	w("\nVersion 2 of the wire format (docs/wire-format.md, \"Version 2\"; `exporter.Options.WireVersion: 2`) lays each view's rows out as columns; version 1, rows as arrays, is the exporter's default for readers written before it. Version 1's gzip bytes are about 0.9 of OTLP's: both bodies compress to about what their values carry once OTLP's points follow each other in creation order (issue 18), and rows that interleave tag refs, counts and floats leave gzip little to share. Columns put the refs of one key side by side, and the counts, and the floats of one field.\n\n")
+	if _, ok := r.summary("Decode/otlp", "ns/op"); ok {
+		w("In process (`zerostatreceiver`'s `BenchmarkDecode`, the same snapshot), the receivers' own work: msgpack decoded and converted to pdata, OTLP unmarshalled to pdata.\n\n| body | time | B/op | allocs/op |\n|---|---|---|---|\n")
+		for _, c := range collectorBodies {
+			n := "Decode/" + c.decode
+			t, ok := r.summary(n, "ns/op")
+			if !ok {
+				continue
+			}
+			by, _ := r.summary(n, "B/op")
+			al, _ := r.summary(n, "allocs/op")
+			w("| %s | %s%s | %.2f MiB | %.0f |\n", c.decodeTitle, fmtNs(t.Center), pct(t), by.Center/(1<<20), al.Center)
+		}
+		w("\n")
+	}
+	w("Before issue 17's changes (the same bodies, sizes only): msgpack plain 148.2 KiB and gzip 65.0 KiB; OTLP plain 1,204 KiB, gzip 146.8 KiB, then 111.7 KiB once a cumulative point started at its view's registration, then 76.6 KiB once snapshots walked series in creation order (issue 18).\n\n")
+	w("```sh\nmake bench-collector   # or, one at a time:\ncd collector && go test -run '^$' -bench CollectorIngest -benchtime 50x -count 6 ./e2e\ncd collector && go test -run '^$' -bench Decode -benchtime 50x -count 6 ./zerostatreceiver\n```\n\n%s\n\n", collectorEnd)
+}
 
-`
+// spliceSection replaces the section between begin and end in doc with
+// sec, or inserts sec before the first of before found (at the end if
+// none).
+func spliceSection(doc, sec []byte, begin, end string, before ...string) []byte {
+	if i := bytes.Index(doc, []byte(begin)); i >= 0 {
+		if j := bytes.Index(doc[i:], []byte(end)); j >= 0 {
+			e := i + j + len(end)
+			for e < len(doc) && doc[e] == '\n' {
+				e++
+			}
+			return append(append(append([]byte(nil), doc[:i]...), sec...), doc[e:]...)
+		}
+	}
+	at := len(doc)
+	for _, m := range before {
+		if i := bytes.Index(doc, []byte(m)); i >= 0 {
+			at = i
+			break
+		}
+	}
+	return append(append(append([]byte(nil), doc[:at]...), sec...), doc[at:]...)
+}

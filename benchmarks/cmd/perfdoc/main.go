@@ -197,6 +197,7 @@ func run(args []string, stderr io.Writer) int {
 	bs := fs.String("benchstat", "", "benchstat output to include verbatim (optional)")
 	scaleSVG := fs.String("scale-svg", "../docs/performance-scale.svg", "SVG chart of the scale benchmarks to write")
 	only := fs.Bool("splice", false, "write only the scale section, into the existing -out file, and its chart")
+	onlyCollector := fs.Bool("splice-collector", false, "write only the Collector section (make bench-collector's results), into the existing -out file")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: perfdoc [-out FILE] [-svg FILE] [-benchstat FILE] RESULTS...")
 		return 2
@@ -205,6 +206,24 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
+	}
+	if *onlyCollector {
+		if !r.hasCollector() {
+			fmt.Fprintln(stderr, "perfdoc: -splice-collector: no BenchmarkCollectorIngest results")
+			return 1
+		}
+		doc, err := os.ReadFile(*out)
+		if err != nil {
+			fmt.Fprintln(stderr, "perfdoc:", err)
+			return 1
+		}
+		var sec bytes.Buffer
+		writeCollector(&sec, r)
+		if err := os.WriteFile(*out, spliceSection(doc, sec.Bytes(), collectorBegin, collectorEnd, scaleBegin, "## benchstat"), 0o644); err != nil {
+			fmt.Fprintln(stderr, "perfdoc:", err)
+			return 1
+		}
+		return 0
 	}
 	if r.hasScale() {
 		if err := os.WriteFile(*scaleSVG, drawScale(r), 0o644); err != nil {
@@ -273,6 +292,9 @@ func pct(s benchmath.Summary) string {
 		return ""
 	}
 	d := math.Max(s.Hi-s.Center, s.Center-s.Lo) / s.Center * 100
+	if math.IsInf(d, 0) || math.IsNaN(d) { // one sample: no interval
+		return ""
+	}
 	return fmt.Sprintf(" ±%.0f%%", d)
 }
 
@@ -491,7 +513,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
 	}
 	writePlugins(r, w)
-	w("%s", collectorSection)
+	writeCollector(&b, r)
 	if r.hasScale() {
 		writeScale(&b, r, scaleSVGName)
 	}

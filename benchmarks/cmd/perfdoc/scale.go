@@ -150,20 +150,7 @@ func writeScale(b *bytes.Buffer, r *results, svgName string) {
 // splice replaces the scale section of doc (between the markers) with
 // sec, or inserts it before the benchstat section (or at the end).
 func splice(doc, sec []byte) []byte {
-	if i := bytes.Index(doc, []byte(scaleBegin)); i >= 0 {
-		if j := bytes.Index(doc[i:], []byte(scaleEnd)); j >= 0 {
-			end := i + j + len(scaleEnd)
-			for end < len(doc) && doc[end] == '\n' {
-				end++
-			}
-			return append(append(append([]byte(nil), doc[:i]...), sec...), doc[end:]...)
-		}
-	}
-	at := len(doc)
-	if i := bytes.Index(doc, []byte("## benchstat")); i >= 0 {
-		at = i
-	}
-	return append(append(append([]byte(nil), doc[:at]...), sec...), doc[at:]...)
+	return spliceSection(doc, sec, scaleBegin, scaleEnd, "## benchstat")
 }
 
 // scalePalette adds the rows the record chart does not have.
