@@ -49,6 +49,8 @@ func TestFindComparesValuesNotJustHashes(t *testing.T) {
 	a.mu.Lock()
 	s1 := a.newSeries(42, []string{"one"}, 1)
 	s2 := a.newSeries(42, []string{"two"}, 1)
+	a.setID(s1.id, s1)
+	a.setID(s2.id, s2)
 	a.mu.Unlock()
 	tab.insert(s1)
 	tab.insert(s2)

@@ -38,9 +38,6 @@ type sealState struct {
 	freed atomic.Bool // left the table (set under Aggregator.mu)
 }
 
-// tomb marks a freed slot of a seriesTable: probes go on past it.
-var tomb = new(Series)
-
 // ReaderMark is a delta reader's acknowledgement of the seals it has seen:
 // Ack(seq) says the reader has read every series sealed up to seq. A series
 // is freed only when every registered mark acknowledges its seal. The
@@ -171,13 +168,7 @@ func (a *Aggregator) Sweep() {
 // arranges the release of its values (releaseAllOnceUnreachable).
 func (a *Aggregator) free(s *Series, ss *sealState) {
 	ss.freed.Store(true)
-	t := a.table.Load()
-	for i := s.hash & t.mask; ; i = (i + 1) & t.mask {
-		if t.slots[i].Load() == s {
-			t.slots[i].Store(tomb)
-			break
-		}
-	}
+	a.table.Load().remove(s)
 	a.tombs++
 	a.setID(s.id, nil)
 	a.n.Add(-1)
