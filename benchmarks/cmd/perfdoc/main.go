@@ -212,18 +212,7 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "perfdoc: -splice-collector: no BenchmarkCollectorIngest results")
 			return 1
 		}
-		doc, err := os.ReadFile(*out)
-		if err != nil {
-			fmt.Fprintln(stderr, "perfdoc:", err)
-			return 1
-		}
-		var sec bytes.Buffer
-		writeCollector(&sec, r)
-		if err := os.WriteFile(*out, spliceSection(doc, sec.Bytes(), collectorBegin, collectorEnd, scaleBegin, "## benchstat"), 0o644); err != nil {
-			fmt.Fprintln(stderr, "perfdoc:", err)
-			return 1
-		}
-		return 0
+		return spliceFile(*out, stderr, func(b *bytes.Buffer) { writeCollector(b, r) }, collectorBegin, collectorEnd, scaleBegin, "## benchstat")
 	}
 	if r.hasScale() {
 		if err := os.WriteFile(*scaleSVG, drawScale(r), 0o644); err != nil {
@@ -236,18 +225,7 @@ func run(args []string, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "perfdoc: -splice: no BenchmarkScale results")
 			return 1
 		}
-		doc, err := os.ReadFile(*out)
-		if err != nil {
-			fmt.Fprintln(stderr, "perfdoc:", err)
-			return 1
-		}
-		var sec bytes.Buffer
-		writeScale(&sec, r, relSVG(*out, *scaleSVG))
-		if err := os.WriteFile(*out, splice(doc, sec.Bytes()), 0o644); err != nil {
-			fmt.Fprintln(stderr, "perfdoc:", err)
-			return 1
-		}
-		return 0
+		return spliceFile(*out, stderr, func(b *bytes.Buffer) { writeScale(b, r, relSVG(*out, *scaleSVG)) }, scaleBegin, scaleEnd, "## benchstat")
 	}
 	var bsText []byte
 	if *bs != "" {
@@ -263,6 +241,24 @@ func run(args []string, stderr io.Writer) int {
 	}
 	doc := writeDoc(r, bsText, relSVG(*out, *svg), relSVG(*out, *scaleSVG))
 	if err := os.WriteFile(*out, doc, 0o644); err != nil {
+		fmt.Fprintln(stderr, "perfdoc:", err)
+		return 1
+	}
+	return 0
+}
+
+// spliceFile writes the section write renders into the document at path,
+// in place of the one between begin and end (or before the first of
+// before), and returns the exit status.
+func spliceFile(path string, stderr io.Writer, write func(*bytes.Buffer), begin, end string, before ...string) int {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "perfdoc:", err)
+		return 1
+	}
+	var sec bytes.Buffer
+	write(&sec)
+	if err := os.WriteFile(path, spliceSection(doc, sec.Bytes(), begin, end, before...), 0o644); err != nil {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
 	}

@@ -147,12 +147,6 @@ func writeScale(b *bytes.Buffer, r *results, svgName string) {
 	w("\nUnregister + GC per series includes a `runtime.GC()` of the whole process heap, about a millisecond whatever the view's size: at 1k series that alone is 1 µs per series, for every SDK.\n\n%s\n\n", scaleEnd)
 }
 
-// splice replaces the scale section of doc (between the markers) with
-// sec, or inserts it before the benchstat section (or at the end).
-func splice(doc, sec []byte) []byte {
-	return spliceSection(doc, sec, scaleBegin, scaleEnd, "## benchstat")
-}
-
 // scalePalette adds the rows the record chart does not have.
 var scalePalette = map[string]string{"zerostat_handle": "#56b4e9", "prometheus_labels": "#f0e442", "victoriametrics": "#009e73"}
 
