@@ -56,9 +56,7 @@ type crossOut struct {
 // `make test` installs (scripts/test-deps.sh). Without them the test skips,
 // saying so; with ZEROSTAT_REQUIRE_CROSSLANG=1 it fails instead.
 func TestCrossLanguageDecode(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
-		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageDecode(t, version) })
-	}
+	eachVersion(t, testCrossLanguageDecode)
 }
 
 func testCrossLanguageDecode(t *testing.T, version int) {
@@ -126,9 +124,7 @@ func testCrossLanguageDecode(t *testing.T, version int) {
 // integer; the Python and Ruby decoders read all three, with the values
 // Go reads.
 func TestCrossLanguageDeltaRowStarts(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
-		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageDeltaRowStarts(t, version) })
-	}
+	eachVersion(t, testCrossLanguageDeltaRowStarts)
 }
 
 func testCrossLanguageDeltaRowStarts(t *testing.T, version int) {
@@ -228,9 +224,7 @@ func testCrossLanguageDeltaRowStarts(t *testing.T, version int) {
 // exports), where a Sum's is the interval's change; the Python and Ruby
 // decoders read it as Go does.
 func TestCrossLanguageUpDownSum(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
-		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testCrossLanguageUpDownSum(t, version) })
-	}
+	eachVersion(t, testCrossLanguageUpDownSum)
 }
 
 func testCrossLanguageUpDownSum(t *testing.T, version int) {

@@ -106,7 +106,6 @@ type encoder struct {
 	// colsOpen (written into buf by endRows).
 	cols     columns
 	colsOpen bool
-	nKeys    int
 }
 
 // newEncoder returns an encoder reading the kinds of kinds as deltas (a
@@ -221,8 +220,7 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	if e.version == wire.Version2 {
 		// The rows go to columns, written by endRows.
 		e.buf = b
-		e.nKeys = len(v.KeyIDs)
-		e.cols.reset(e.nKeys + dataColumns(a.Kind(), len(bounds)+1))
+		e.cols.reset(len(v.KeyIDs), dataColumns(a.Kind(), len(bounds)+1))
 		e.colsOpen = true
 		e.nViews++
 		return -1
@@ -266,7 +264,7 @@ func (e *encoder) rollbackRow(mark int) {
 // the rows header at rowsOff (version 1) or writes the columns.
 func (e *encoder) endRows(rowsOff int, n uint32) {
 	if e.colsOpen {
-		e.buf = e.cols.appendTo(e.buf, e.nKeys)
+		e.buf = e.cols.appendTo(e.buf)
 		e.colsOpen = false
 		return
 	}

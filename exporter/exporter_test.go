@@ -241,9 +241,7 @@ func TestExportMatchesRetrieveData(t *testing.T) {
 }
 
 func TestSplitPayloadsAreSelfContained(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
-		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testSplitSelfContained(t, version) })
-	}
+	eachVersion(t, testSplitSelfContained)
 }
 
 func testSplitSelfContained(t *testing.T, version int) {
@@ -281,9 +279,7 @@ func testSplitSelfContained(t *testing.T, version int) {
 // overflow slot): no payload may exceed the cap, every view in a payload
 // has rows of its own, and the parts add up to RetrieveData.
 func TestSplitAtEveryCap(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
-		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { testSplitAtEveryCap(t, version) })
-	}
+	eachVersion(t, testSplitAtEveryCap)
 }
 
 func testSplitAtEveryCap(t *testing.T, version int) {
@@ -566,7 +562,7 @@ func TestEncodeAllocs(t *testing.T) {
 		t    wire.Temporality
 		max  int
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
-		for _, version := range []int{wire.Version, wire.Version2} {
+		for _, version := range wire.Versions {
 			kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
 			enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
 			enc.version = version

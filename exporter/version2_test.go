@@ -38,7 +38,7 @@ func TestVersion2SameContent(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/max=%d", temporality, maxBytes), func(t *testing.T) {
 				var got [3]string
 				var sizes [3][2]int
-				for _, version := range []int{wire.Version, wire.Version2} {
+				for _, version := range wire.Versions {
 					var c collect
 					e, err := New(c.sink(t), Options{Temporality: temporality, MaxPayloadBytes: maxBytes, WireVersion: version})
 					if err != nil {
@@ -78,6 +78,13 @@ func TestVersion2SameContent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// eachVersion runs f as a subtest per wire format version.
+func eachVersion(t *testing.T, f func(t *testing.T, version int)) {
+	for _, version := range wire.Versions {
+		t.Run(fmt.Sprint("version=", version), func(t *testing.T) { f(t, version) })
 	}
 }
 

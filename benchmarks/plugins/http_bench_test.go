@@ -1,10 +1,8 @@
 package plugins
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +13,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/zerostat/zerostat/internal/cannedrt"
 	"github.com/zerostat/zerostat/plugin/zhttp"
 	"github.com/zerostat/zerostat/view"
 )
@@ -122,17 +121,6 @@ func TestHTTPServerAllocs(t *testing.T) {
 //   - prometheus: promhttp.InstrumentRoundTripperDuration over
 //     InstrumentRoundTripperCounter, labels code and method.
 
-type cannedRT struct {
-	resp *http.Response
-	body *strings.Reader
-}
-
-func (c *cannedRT) RoundTrip(*http.Request) (*http.Response, error) {
-	c.body.Reset("ok")
-	c.resp.Body = io.NopCloser(c.body)
-	return c.resp, nil
-}
-
 func clientImpls(tb testing.TB) []struct {
 	name string
 	rt   http.RoundTripper
@@ -151,7 +139,7 @@ func clientImpls(tb testing.TB) []struct {
 	cnt := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_client_requests_total"}, []string{"code", "method"})
 	reg.MustRegister(dur, cnt)
 	base := func() http.RoundTripper {
-		return &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2, Header: http.Header{}}, body: strings.NewReader("")}
+		return cannedrt.New()
 	}
 	return []struct {
 		name string

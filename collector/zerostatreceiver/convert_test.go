@@ -201,7 +201,7 @@ func rowStarts(p *wire.Payload, prefix string) int {
 // cumulative point of such a series starts at its re-creation (a reset),
 // a delta histogram point of it has min and max (its series' whole life).
 func TestSamePdataAsOTLP(t *testing.T) {
-	for _, version := range []int{wire.Version, wire.Version2} {
+	for _, version := range wire.Versions {
 		for _, temporality := range []wire.Temporality{wire.Cumulative, wire.Delta} {
 			testSamePdataAsOTLP(t, version, temporality)
 		}

@@ -315,7 +315,7 @@ func BenchmarkHostile(b *testing.B) {
 // these caps must not drop what a default exporter sends.
 func TestDefaultCapsFitExporterPayloads(t *testing.T) {
 	limit := float64(receiver.DefaultMaxDecodedBytes) / float64(exporter.DefaultMaxPayloadBytes)
-	for _, version := range []int{wire.Version, wire.Version2} {
+	for _, version := range wire.Versions {
 		b := wiretest.DenseCountsVersion(t, 12000, version)
 		p, err := wire.Decode(b)
 		if err != nil {

@@ -39,6 +39,9 @@ const (
 	Version2 = 2
 )
 
+// Versions are the versions Decode reads (and the encoders write).
+var Versions = []int{Version, Version2}
+
 // ContentType is the media type of a payload over HTTP.
 const ContentType = "application/msgpack"
 

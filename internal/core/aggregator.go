@@ -456,11 +456,11 @@ func hashValues(vals []string) uint64 {
 // seriesTable is an open-addressing hash table with linear probing.
 // Slots are written once (under Aggregator.mu) and read lock-free. A slot
 // holds a series' ID plus one (0: empty; tombSlot: freed), not a pointer:
-// 4 bytes where a pointer takes 8, and the table, at a load of 3/8 to 3/4,
-// is the largest per-series structure after the series itself (at 100,000
-// series, 262,144 slots: 10.5 bytes a series, not 21). The series is then
-// read from the aggregator's byID list, which holds every series in the
-// table (setID before insert).
+// 4 bytes where a pointer takes 8: at a load of 3/8 to 3/4 the table was
+// the largest per-series structure after the series itself (at 100,000
+// series, 262,144 slots: now 10.5 bytes a series, not 21; byID adds its
+// own 8 to 10.5, for creation-order snapshots). The series is then read
+// from the aggregator's byID list, where create puts it before the insert.
 type seriesTable struct {
 	mask  uint64
 	slots []atomic.Uint32
@@ -484,9 +484,10 @@ func seriesByID(ids *[]atomic.Pointer[Series], id uint32) *Series {
 }
 
 // find returns the series of vals (hash h), nil if none. Lock-free: it
-// loads byID after the table (so the list holds every series the table
-// does, see create), and a series whose ID was freed and reused since is
-// told apart by its hash and values.
+// loads byID once, before the slots, so a slot may name an ID that list
+// predates (seriesByID then gives nil: a miss, which the caller's locked
+// path looks again at), and a series whose ID was freed and reused since
+// is told apart by its hash and values.
 func (t *seriesTable) find(a *Aggregator, h uint64, vals []string) *Series {
 	ids := a.byID.Load()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
@@ -557,7 +558,7 @@ func (a *Aggregator) sameValues(s *Series, vals []string) bool {
 // reused IDs aside), to dst.
 //
 // A series freed during the pass is left out: its successor (same tags)
-// may have taken a slot the pass reaches later, and a snapshot must not
+// may have taken an ID (the same one, possibly) the pass reaches later, and a snapshot must not
 // carry both. Leaving it out loses nothing: it was freed because every
 // registered delta reader had read its final values.
 func (a *Aggregator) AppendSeries(dst []*Series) []*Series {

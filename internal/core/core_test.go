@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -228,8 +229,10 @@ func TestMergeAndSubInvertEachOther(t *testing.T) {
 	// Sub(a+b, a) must match b.
 	welford := func(xs []float64) DistStats {
 		c := newDistCells(1, 1)[0]
+		var keep atomic.Bool
+		keep.Store(true)
 		for _, x := range xs {
-			c.add(nil, true, x)
+			c.add(nil, &keep, x)
 		}
 		b := make([]int64, 1)
 		return c.read(b, false)

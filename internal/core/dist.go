@@ -140,15 +140,18 @@ func (c distCell) swapLock(from, to uint32) {
 }
 
 // add records v as OpenCensus's DistributionData.addSample does and
-// reports whether the cell was contended. With keep (the aggregator has a
-// delta reader, see Aggregator.keepErrs), it also keeps the sum's rounding
+// reports whether the cell was contended. While keepErrs is set (the
+// aggregator has a delta reader, see Aggregator.keepErrs), it also keeps the sum's rounding
 // error and the sum of squares, for Sub.
-func (c distCell) add(bounds []float64, keep bool, v float64) addResult {
+func (c distCell) add(bounds []float64, keepErrs *atomic.Bool, v float64) addResult {
 	i := bucketIndex(bounds, v)
 	r := c.lock()
 	if r == addSealed {
 		return r
 	}
+	// Read under the lock: a delta reader's first read copies the cell
+	// under it too, so a record it does not see keeps its square.
+	keep := keepErrs.Load()
 	c.minMax(v)
 	n := c[dCount] + 1
 	c[dCount] = n
@@ -185,7 +188,7 @@ func (s *Series) tryAddDist(v float64) bool {
 		return false
 	}
 	a := s.agg
-	switch s.distCell().add(a.bounds, a.keepErrs.Load(), v) {
+	switch s.distCell().add(a.bounds, &a.keepErrs, v) {
 	case addOK:
 		return true
 	case addContended:

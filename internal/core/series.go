@@ -199,7 +199,7 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		if st.seal == nil {
 			p := procID() & st.mask
 			if st.dists != nil {
-				r = st.dists[p].add(s.agg.bounds, s.agg.keepErrs.Load(), v)
+				r = st.dists[p].add(s.agg.bounds, &s.agg.keepErrs, v)
 			} else {
 				r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+1], nil, v)
 			}
@@ -248,7 +248,7 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 	case KindLastValue:
 		return setLast(w, v)
 	}
-	return d.add(s.agg.bounds, s.agg.keepErrs.Load(), v)
+	return d.add(s.agg.bounds, &s.agg.keepErrs, v)
 }
 
 // addInt, addFloat and setLast try once inline and leave the loop, taken

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zerostat/zerostat/internal/cannedrt"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/plugin/zhttp"
@@ -217,27 +218,13 @@ func TestContextTagsRecorded(t *testing.T) {
 		"http.status=200,tenant=a": 1, "http.status=200,tenant=b": 2, "http.status=200": 1})
 }
 
-// cannedRT answers every request with the same response, allocating
-// nothing: what TestTransportAllocs counts is the Transport's.
-type cannedRT struct {
-	resp *http.Response
-	body *strings.Reader
-}
-
-func (c *cannedRT) RoundTrip(*http.Request) (*http.Response, error) {
-	c.body.Reset("ok")
-	c.resp.Body = io.NopCloser(c.body)
-	return c.resp, nil
-}
-
 func TestTransportAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	register(t, zhttp.ClientCompletedCount, zhttp.ClientReceivedBytesDistribution)
 	register(t, zhttp.OTelClientViews...)
-	body := strings.NewReader("")
-	base := &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2}, body: body}
+	base := cannedrt.New()
 	tr := zhttp.NewTransport(base)
 	req := httptest.NewRequest("GET", "http://example.com/x", nil)
 	bare, wrapped := transportAllocs(base, tr, req)
@@ -253,15 +240,14 @@ func TestTransportAllocs(t *testing.T) {
 func TestTransportAtHeaders(t *testing.T) {
 	register(t, zhttp.ClientCompletedCount, zhttp.ClientReceivedBytesDistribution)
 	register(t, zhttp.OTelClientViews...)
-	body := strings.NewReader("")
-	base := &cannedRT{resp: &http.Response{StatusCode: 200, ContentLength: 2}, body: body}
+	base := cannedrt.New()
 	tr := &zhttp.Transport{Base: base, AtHeaders: true}
 	req := httptest.NewRequest("GET", "http://example.com/x", nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Body != base.resp.Body {
+	if resp.Body != base.Resp.Body {
 		t.Error("the response body was wrapped")
 	}
 	// Recorded before the body is read: at the headers.
