@@ -88,8 +88,17 @@ const (
 // recorder holding it) or that the cell is sealed, in which case it is not
 // taken. A reader holding it (an export copying the cell) is waited for but
 // is not contention: a series recorded from one goroutine must not stripe
-// because an exporter read it at that moment.
+// because an exporter read it at that moment. The free cell's one
+// compare-and-swap inlines; anything else is lockSlow's.
 func (c distCell) lock() addResult {
+	if c.lockWord().CompareAndSwap(lockFree, lockWriter) {
+		return addOK
+	}
+	return c.lockSlow()
+}
+
+//go:noinline
+func (c distCell) lockSlow() addResult {
 	l := c.lockWord()
 	r := addOK
 	for spins := 0; !l.CompareAndSwap(lockFree, lockWriter); spins++ {
@@ -125,7 +134,9 @@ func (c distCell) rlock() (restore uint32) {
 
 func (c distCell) runlock(restore uint32) { c.lockWord().Store(restore) }
 
-func (c distCell) unlock() { c.lockWord().Store(lockFree) }
+// unlock releases the cell a recorder holds (a plain store on amd64, see
+// releaseLock).
+func (c distCell) unlock() { releaseLock(c.lockWord()) }
 
 // swapLock moves the cell's lock word from one state to another, waiting
 // while a recorder or reader holds it: sealing (free to sealed) and
@@ -139,40 +150,58 @@ func (c distCell) swapLock(from, to uint32) {
 	}
 }
 
+// distHead is a typed view of a cell's first dBuckets words (the same
+// memory as c[dLock:dBuckets]), for add: named fields where indexing the
+// slice would check bounds and move each float through an integer
+// register.
+type distHead struct {
+	lock     uint32 // dLock, accessed through lockWord only
+	_        uint32
+	count    uint64
+	mean, m2 float64
+	sum      float64
+	min, max float64
+	sumLo    float64
+	q, qLo   float64
+}
+
 // add records v as OpenCensus's DistributionData.addSample does and
 // reports whether the cell was contended. While keepErrs is set (the
 // aggregator has a delta reader, see Aggregator.keepErrs), it also keeps the sum's rounding
-// error and the sum of squares, for Sub.
+// error and the sum of squares, for Sub. Cost: the bucket search, the
+// lock's compare-and-swap, Welford's update (one division) and the
+// releasing store; no call when the cell is free.
 func (c distCell) add(bounds []float64, keepErrs *atomic.Bool, v float64) addResult {
 	i := bucketIndex(bounds, v)
 	r := c.lock()
 	if r == addSealed {
 		return r
 	}
+	h := (*distHead)(unsafe.Pointer(&c[dLock]))
 	// Read under the lock: a delta reader's first read copies the cell
 	// under it too, so a record it does not see keeps its square.
-	keep := keepErrs.Load()
-	c.minMax(v)
-	n := c[dCount] + 1
-	c[dCount] = n
-	sum := math.Float64frombits(c[dSum])
-	ns := sum + v
-	c[dSum] = math.Float64bits(ns)
-	if keep {
-		c[dSumLo] = math.Float64bits(math.Float64frombits(c[dSumLo]) + twoSumErr(sum, v, ns))
+	if keepErrs.Load() {
+		h.sumLo += twoSumErr(h.sum, v, h.sum+v)
 		sq := v * v
-		c.addSquares(sq, math.FMA(v, v, -sq))
+		h.q, h.qLo = ddAdd(h.q, h.qLo, sq, math.FMA(v, v, -sq))
 	}
+	if v < h.min {
+		h.min = v
+	}
+	if v > h.max {
+		h.max = v
+	}
+	n := h.count + 1
+	h.count = n
+	h.sum += v
 	c[dBuckets+i]++
 	if n == 1 {
-		c[dMean] = math.Float64bits(v)
+		h.mean = v
 	} else {
-		old := math.Float64frombits(c[dMean])
-		mean := old + (v-old)/float64(n)
-		c[dMean] = math.Float64bits(mean)
-		m2 := math.Float64frombits(c[dM2])
-		inc := float64((v - old) * (v - mean)) // rounded: not fused into the addition
-		c[dM2] = math.Float64bits(m2 + inc)
+		old := h.mean
+		mean := old + (v-old)/float64(int64(n))
+		h.mean = mean
+		h.m2 += float64((v - old) * (v - mean)) // rounded: not fused into the addition
 	}
 	c.unlock()
 	return r
