@@ -91,13 +91,14 @@ func (b *Bound) Record(v float64) {
 	// series kept in the state itself (no slice to load first) and one
 	// compare-and-swap, inlined.
 	if s := st.inline[0].Load(); s != nil && st.one && st.subs == b.m.subs.Load() {
-		if ok, old := s.tryAdd(v); ok {
+		if s.fast == KindDistribution {
+			if s.tryAddDist(v) {
+				return
+			}
+		} else if ok, old := s.tryAdd(v); ok {
 			if s.keepsErr() {
 				s.keptErr(old, v)
 			}
-			return
-		}
-		if s.fast == KindDistribution && s.tryAddDist(v) {
 			return
 		}
 	}
