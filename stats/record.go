@@ -97,6 +97,11 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 		Record(ctx, ms...)
 		return nil
 	}
+	if !anyView(ms) {
+		// Nothing aggregates these measures: no context lookup, no
+		// derived-map lookup, no tags built.
+		return nil
+	}
 	parent := core.FromContext(ctx)
 	muts := unsafe.Slice((*core.Mutator)(unsafe.SliceData(mutators)), len(mutators))
 	tm, h := core.Derived(parent, muts)
@@ -117,6 +122,17 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 		recordWithTags(nil, parent, muts, h, ms)
 	}
 	return nil
+}
+
+// anyView reports whether some measurement of ms has a view. Cost: one
+// atomic load per measurement up to the first that has.
+func anyView(ms []Measurement) bool {
+	for i := range ms {
+		if ms[i].desc != nil && ms[i].desc.Subs() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // recordMap records the measurements for the tags of tm.

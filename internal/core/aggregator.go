@@ -234,7 +234,7 @@ func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 			if s.keepsErr() {
 				s.keptErr(old, v)
 			}
-		} else {
+		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
 		return
