@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -248,8 +248,11 @@ type callbackReg struct {
 	multi  metric.Callback
 	allow  map[*observable]bool
 
-	cb      core.Callback
-	runMu   sync.Mutex // held while the callback runs, and by apply
+	cb core.Callback
+	// sem, a semaphore of one (set by addCallback), is held while the
+	// callback runs and by apply: a channel, so that Collect can wait for
+	// a snapshot's run with a deadline (lockWithin).
+	sem     chan struct{}
 	pending []observation
 	err     error // the last run's
 }
@@ -261,8 +264,37 @@ type observation struct {
 	v   float64
 }
 
+func (r *callbackReg) lock()   { r.sem <- struct{}{} }
+func (r *callbackReg) unlock() { <-r.sem }
+
+// lockWithin takes sem, waiting for a run in progress no longer than d
+// nor past ctx's end, and reports whether it did.
+func (r *callbackReg) lockWithin(ctx context.Context, d time.Duration) bool {
+	select {
+	case r.sem <- struct{}{}:
+		return true
+	default:
+	}
+	if collectWaitHook != nil {
+		collectWaitHook()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case r.sem <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// collectWaitHook, when set (by tests), is called when Collect finds a
+// callback running and waits for it.
+var collectWaitHook func()
+
 // run calls the callback with ctx, buffering its observations. Called
-// with runMu held.
+// with sem held.
 func (r *callbackReg) run(ctx context.Context) {
 	r.pending, r.err = r.pending[:0], nil
 	switch {
@@ -277,7 +309,7 @@ func (r *callbackReg) run(ctx context.Context) {
 }
 
 // apply records the observations of the last run and returns its error.
-// Called with the provider's collectMu (observe's state) and runMu held.
+// Called with the provider's collectMu (observe's state) and sem held.
 func (r *callbackReg) apply() error {
 	for _, x := range r.pending {
 		x.o.observe(x.set, x.v)
@@ -348,18 +380,18 @@ func (r *callbackReg) Unregister() error {
 }
 
 func (p *MeterProvider) addCallback(r *callbackReg) {
-	r.p = p
+	r.p, r.sem = p, make(chan struct{}, 1)
 	r.cb = core.Callback{Name: r.name(),
 		Run: func() {
-			r.runMu.Lock()
-			defer r.runMu.Unlock()
+			r.lock()
+			defer r.unlock()
 			r.run(context.Background())
 		},
 		Apply: func() {
 			p.collectMu.Lock()
-			r.runMu.Lock()
+			r.lock()
 			err := r.apply()
-			r.runMu.Unlock()
+			r.unlock()
 			p.collectMu.Unlock()
 			if err != nil {
 				r.cb.Report(err)
@@ -434,8 +466,9 @@ func (ob float64Obs) Observe(v float64, opts ...metric.ObserveOption) {
 // callbacks itself, bounded in time (see callbackReg); Collect runs them
 // on demand, as the SDK's reader does, waiting for each, for a program
 // that reads the views with view.RetrieveData. Callback errors are joined
-// and returned; every callback runs (one still running from a snapshot is
-// reported and left out). Safe for concurrent use: concurrent Collects
+// and returned; every callback runs (one that a snapshot is running is
+// waited for, up to the collect timeout (zerostat's metric.SetTimeout), then reported
+// and left out). Safe for concurrent use: concurrent Collects
 // are serialised.
 func (p *MeterProvider) Collect(ctx context.Context) error {
 	p.collectMu.Lock()
@@ -443,10 +476,13 @@ func (p *MeterProvider) Collect(ctx context.Context) error {
 	p.mu.Lock()
 	cbs := slices.Clone(p.cbs)
 	p.mu.Unlock()
+	// A snapshot may be running a callback: wait for it as a snapshot
+	// waits for its callbacks, for the collect timeout at most.
+	wait := core.CollectTimeout()
 	var errs []error
 	for _, r := range cbs {
-		if !r.runMu.TryLock() {
-			errs = append(errs, fmt.Errorf("otel: callback %s still running since a snapshot: left out", r.cb.Name))
+		if !r.lockWithin(ctx, wait) {
+			errs = append(errs, fmt.Errorf("otel: callback %s: still running since a snapshot after %v: left out", r.cb.Name, wait))
 			continue
 		}
 		if err := r.runAndApply(ctx); err != nil {
@@ -456,11 +492,11 @@ func (p *MeterProvider) Collect(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// runAndApply is Collect's run of r (runMu held, released on return): a
+// runAndApply is Collect's run of r (sem held, released on return): a
 // panic in the callback is returned as an error naming it, and its
 // observations are dropped, as a snapshot drops them.
 func (r *callbackReg) runAndApply(ctx context.Context) (err error) {
-	defer r.runMu.Unlock()
+	defer r.unlock()
 	defer func() {
 		if v := recover(); v != nil {
 			clear(r.pending)

@@ -132,7 +132,9 @@ func TestCollectConcurrentSafe(t *testing.T) {
 // scrape) runs the provider's callbacks itself, with no Collect call;
 // one that blocks or panics loses its values of that snapshot and stops
 // neither the scrape nor the other callbacks; MeterProvider.Collect,
-// running concurrently, neither races nor records twice.
+// running concurrently, does not race, waits for the stuck callback no
+// longer than the collect timeout, and leaves the latest observations in
+// the views.
 func TestCallbacksRunOnSnapshots(t *testing.T) {
 	p := newProvider(t)
 	m := p.Meter("m")

@@ -93,6 +93,10 @@ func SetCollectTimeout(d time.Duration) {
 	timeout.Store(int64(d))
 }
 
+// CollectTimeout returns how long Collect waits for the callbacks of one
+// snapshot (SetCollectTimeout).
+func CollectTimeout() time.Duration { return time.Duration(timeout.Load()) }
+
 // AddCallback registers c (set-up cost; copy on write).
 func AddCallback(c *Callback) {
 	cbMu.Lock()

@@ -1,0 +1,86 @@
+package otel_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	zotel "github.com/zerostat/zerostat/otel"
+
+	zmetric "github.com/zerostat/zerostat/metric"
+)
+
+// blockingGauge registers a gauge whose first callback run (a snapshot's)
+// signals entered and waits for release; later runs observe level at
+// once.
+func blockingGauge(t *testing.T, p *zotel.MeterProvider, level *float64, entered, release chan struct{}) {
+	t.Helper()
+	var once sync.Once
+	m := p.Meter("m")
+	if _, err := m.Float64ObservableGauge("g", metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			close(entered)
+			<-release
+			o.Observe(1)
+			return nil
+		}
+		o.Observe(*level)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCollectWaitsForSnapshotRun: MeterProvider.Collect, called while a
+// snapshot runs a callback, waits for that run to end, then runs the
+// callback itself: it returns no error and the view holds the value the
+// callback observed last.
+func TestCollectWaitsForSnapshotRun(t *testing.T) {
+	p := newProvider(t)
+	level := 5.0
+	entered, release := make(chan struct{}), make(chan struct{})
+	blockingGauge(t, p, &level, entered, release)
+	zmetric.SetTimeout(30 * time.Second) // the snapshot waits for its run
+	defer zmetric.SetTimeout(0)
+	snap := make(chan struct{})
+	go func() { defer close(snap); zmetric.Collect() }()
+	<-entered
+	waited := false
+	zotel.SetCollectWaitHook(func() { waited = true; close(release) })
+	defer zotel.SetCollectWaitHook(nil)
+	if err := p.Collect(ctx); err != nil {
+		t.Errorf("Collect while a snapshot runs the callback: %v; want it to wait and run it", err)
+	}
+	<-snap
+	if !waited {
+		t.Error("Collect did not wait: the callback was not running")
+	}
+	check(t, "gauge", rowsOf(t, p, "g"), ": 5")
+}
+
+// TestCollectLeavesOutStuckCallback: a callback a snapshot still runs is
+// waited for no longer than Collect's context allows, then reported by
+// name and left out.
+func TestCollectLeavesOutStuckCallback(t *testing.T) {
+	p := newProvider(t)
+	level := 5.0
+	entered, release := make(chan struct{}), make(chan struct{})
+	blockingGauge(t, p, &level, entered, release)
+	snap := make(chan struct{})
+	go func() { defer close(snap); zmetric.Collect() }()
+	<-entered
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	err := p.Collect(done)
+	close(release)
+	<-snap
+	if err == nil || !strings.Contains(err.Error(), "still running since a snapshot") || !strings.Contains(err.Error(), "g") {
+		t.Errorf("Collect with a stuck callback and a done context: %v; want the callback named as left out", err)
+	}
+}
