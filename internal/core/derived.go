@@ -29,8 +29,9 @@ import (
 // The cache is bounded (derivedSize entries, each of at most
 // maxDerivedMutators mutators), lock-free and safe for concurrent use:
 // entries are immutable once published; racing installs each store a
-// valid entry and the last one stays. An entry keeps its parent and result
-// maps alive until its slot is reused.
+// valid entry and the last one stays. An entry keeps a copy of its
+// parent's tags (not the parent map) and its result map, a map of the map
+// cache, alive until its slot is reused.
 
 // derivedSize is the number of cached derivations: a power of two. 8 KiB of
 // pointers plus 8 KiB of seen hashes.
@@ -120,9 +121,10 @@ func (m *TagMap) cached() bool {
 
 // RememberDerived records, after a miss of Derived(parent, muts) that
 // returned h, that the result is m, a map of the map cache (CachedTagMap
-// or NewTagContext's hit). It keeps nothing for a parent the map cache
-// does not hold, and allocates the entry (a copy of the mutators) only on
-// the second miss in a row of its slot. Safe for concurrent use.
+// or NewTagContext's hit). It keeps nothing for a parent without a set hash
+// (see setHash), for no result, or for no or too many mutators, and
+// allocates the entry (copies of the parent's tags and of the mutators)
+// only on the second miss in a row of its slot. Safe for concurrent use.
 func RememberDerived(parent *TagMap, muts []Mutator, h uint64, m *TagMap) {
 	if _, ok := parent.setHash(); !ok || m == nil || len(muts) == 0 || len(muts) > maxDerivedMutators {
 		return
