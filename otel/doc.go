@@ -38,7 +38,12 @@
 // value attribute.Value.Emit (so 200, true and "GET" all export as
 // strings). A zerostat view groups by a fixed set of tag keys: an
 // instrument's keys are those of its first measurement plus any declared
-// with WithAttributeKeys (and otel.metric.overflow). An attribute whose key
+// with WithAttributeKeys (and otel.metric.overflow). The instruments of the
+// HTTP and RPC semantic conventions (http.server.request.duration,
+// rpc.server.call.duration and the others otelhttp and otelgrpc record)
+// also have every key their convention defines, since they record some
+// only on some requests (http.route, server.port, error.type); absent keys
+// are not exported. An attribute whose key
 // is not among them, or whose value is not a valid tag value (up to 255
 // printable ASCII bytes), is left out of the grouping: the measurement
 // still counts, in the point without that attribute, and the first such

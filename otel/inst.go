@@ -224,7 +224,8 @@ func (i *inst) grow(t *table) *table {
 
 // register registers the instrument's view, grouped by the keys of first
 // (the instrument's first attribute set), those declared with
-// WithAttributeKeys, and otel.metric.overflow. Called under mu.
+// WithAttributeKeys, those of the semantic conventions for its name
+// (conventionKeys), and otel.metric.overflow. Called under mu.
 func (i *inst) register(first *attribute.Set) error {
 	keys := map[attribute.Key]tag.Key{}
 	add := func(k attribute.Key) error {
@@ -242,6 +243,9 @@ func (i *inst) register(first *attribute.Set) error {
 		if err := add(k); err != nil {
 			return err
 		}
+	}
+	for _, k := range conventionKeys[i.spec.name] {
+		_ = add(k) // valid tag keys, all of them
 	}
 	for it := first.Iter(); it.Next(); {
 		if err := add(it.Attribute().Key); err != nil {

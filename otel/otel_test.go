@@ -217,6 +217,35 @@ func TestAttributeOutsideView(t *testing.T) {
 	}
 }
 
+// TestConventionKeys: an instrument of the HTTP semantic conventions keeps
+// the attributes its first measurement lacked (http.route, error.type),
+// with nothing reported; a key the convention does not define is still
+// left out.
+func TestConventionKeys(t *testing.T) {
+	h := &handler{}
+	otelglobal.SetErrorHandler(h)
+	defer otelglobal.SetErrorHandler(otelglobal.ErrorHandlerFunc(func(error) {}))
+	p := newProvider(t)
+	d, _ := p.Meter("m").Float64Histogram("http.server.request.duration")
+	get := attribute.String("http.request.method", "GET")
+	d.Record(ctx, 1, metric.WithAttributes(get, attribute.Int("http.response.status_code", 404)))
+	d.Record(ctx, 2, metric.WithAttributes(get, attribute.Int("http.response.status_code", 200), attribute.String("http.route", "/users/{id}")))
+	d.Record(ctx, 4, metric.WithAttributes(get, attribute.Int("http.response.status_code", 500), attribute.String("http.route", "/users/{id}"),
+		attribute.String("error.type", "500")))
+	d.Record(ctx, 8, metric.WithAttributes(get, attribute.Int("http.response.status_code", 200), attribute.String("tenant", "t")))
+	// OTel's default bounds (0, 5, 10, ...), upper bound inclusive.
+	check(t, "rows", rowsOf(t, p, "http.server.request.duration"),
+		"error.type=500,http.request.method=GET,http.response.status_code=500,http.route=/users/{id}: n=1 min=4 max=4 sum=4 [0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]",
+		"http.request.method=GET,http.response.status_code=200,http.route=/users/{id}: n=1 min=2 max=2 sum=2 [0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]",
+		"http.request.method=GET,http.response.status_code=200: n=1 min=8 max=8 sum=8 [0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0]",
+		"http.request.method=GET,http.response.status_code=404: n=1 min=1 max=1 sum=1 [0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0]")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.errs) != 1 || !strings.Contains(h.errs[0].Error(), `"tenant"`) {
+		t.Errorf("handled errors %v; want one, naming tenant", h.errs)
+	}
+}
+
 // TestShutdown: the views go away, measurements are dropped.
 func TestShutdown(t *testing.T) {
 	p := zotel.NewMeterProvider(zotel.WithViewPrefix("shutdown."))

@@ -9,14 +9,18 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	zotel "github.com/zerostat/zerostat/otel"
 	"github.com/zerostat/zerostat/view"
@@ -77,16 +81,68 @@ func TestOtelHTTP(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
+	// The first request matches no route: the instrument's first
+	// attribute set has no http.route, which later requests carry.
+	do("GET", "/missing", 2)
 	do("GET", "/ok", 7)
 	do("POST", "/ok", 3)
-	do("GET", "/missing", 2)
 	srv.Close() // waits for the handlers, so for otelhttp's records after them
-	equal(t, "http.server.request.duration", counts(t, mp, "http.server.request.duration", "http.request.method", "http.response.status_code"),
+	equal(t, "http.server.request.duration", counts(t, mp, "http.server.request.duration", "http.request.method", "http.response.status_code", "http.route"),
 		map[string]int64{
-			"http.request.method=GET,http.response.status_code=200":  7,
-			"http.request.method=POST,http.response.status_code=200": 3,
-			"http.request.method=GET,http.response.status_code=404":  2,
+			"http.request.method=GET,http.response.status_code=200,http.route=/ok":  7,
+			"http.request.method=POST,http.response.status_code=200,http.route=/ok": 3,
+			"http.request.method=GET,http.response.status_code=404":                 2,
 		})
+	// otelhttp's client: a request that fails (the server is gone) and so
+	// carries error.type, after two that succeeded.
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	client := &http.Client{Transport: otelhttp.NewTransport(http.DefaultTransport, otelhttp.WithMeterProvider(mp))}
+	for range 2 {
+		resp, err := client.Get(up.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	up.Close()
+	if _, err := client.Get(up.URL); err == nil {
+		t.Fatal("a request to a closed server succeeded")
+	}
+	equal(t, "http.client.request.duration", counts(t, mp, "http.client.request.duration", "http.response.status_code", "error.type"),
+		map[string]int64{
+			"http.response.status_code=200": 2,
+			"error.type=net.OpError":        1,
+		})
+	noDroppedAttributes(t)
+}
+
+// droppedAttrs collects what the provider reports through otel.Handle
+// about attributes it left out of a view's grouping.
+var droppedAttrs struct {
+	sync.Mutex
+	errs []error
+}
+
+func init() {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		if strings.Contains(err.Error(), "is not among the keys") {
+			droppedAttrs.Lock()
+			droppedAttrs.errs = append(droppedAttrs.errs, err)
+			droppedAttrs.Unlock()
+		}
+	}))
+}
+
+// noDroppedAttributes fails t if any attribute was left out of a view.
+func noDroppedAttributes(t *testing.T) {
+	t.Helper()
+	droppedAttrs.Lock()
+	defer droppedAttrs.Unlock()
+	for _, err := range droppedAttrs.errs {
+		t.Errorf("an attribute was aggregated away: %v", err)
+	}
+	droppedAttrs.errs = nil
 }
 
 // TestOtelGRPC: otelgrpc's server stats handler, unchanged, on zerostat:
@@ -100,7 +156,9 @@ func TestOtelGRPC(t *testing.T) {
 	}
 	// WaitForHandlers: Stop returns once every handler, and the stats
 	// handler's end-of-call record after it, has returned.
-	s := grpc.NewServer(grpc.WaitForHandlers(true), grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithMeterProvider(mp))))
+	// Methods it does not know fail with Unavailable: a server error.
+	unknown := grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error { return status.Error(codes.Unavailable, "down") })
+	s := grpc.NewServer(grpc.WaitForHandlers(true), unknown, grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithMeterProvider(mp))))
 	healthpb.RegisterHealthServer(s, health.NewServer())
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(lis) }()
@@ -108,7 +166,8 @@ func TestOtelGRPC(t *testing.T) {
 		s.Stop()
 		<-served
 	}()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithMeterProvider(mp))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +183,30 @@ func TestOtelGRPC(t *testing.T) {
 			t.Fatal("Check of an unknown service succeeded")
 		}
 	}
+	// A method the server does not know fails with a server error, so its
+	// point has error.type, which the first calls' did not.
+	if err := conn.Invoke(context.Background(), "/grpc.health.v1.Health/Nope", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("Invoke of an unknown method: %v; want Unavailable", err)
+	}
 	s.Stop() // with WaitForHandlers: every call's metrics are recorded
 	var names []string
 	for _, v := range mp.Views() {
 		names = append(names, strings.TrimPrefix(v.Name, "otelgrpc_test."))
 	}
 	t.Logf("otelgrpc's instruments: %q", names)
-	equal(t, "rpc.server.call.duration", counts(t, mp, "rpc.server.call.duration", "rpc.method", "rpc.response.status_code"),
+	equal(t, "rpc.server.call.duration", counts(t, mp, "rpc.server.call.duration", "rpc.method", "rpc.response.status_code", "error.type"),
 		map[string]int64{
-			"rpc.method=grpc.health.v1.Health/Check,rpc.response.status_code=OK":        9,
-			"rpc.method=grpc.health.v1.Health/Check,rpc.response.status_code=NOT_FOUND": 4,
+			"rpc.method=grpc.health.v1.Health/Check,rpc.response.status_code=OK":                                9,
+			"rpc.method=grpc.health.v1.Health/Check,rpc.response.status_code=NOT_FOUND":                         4,
+			"error.type=UNAVAILABLE,rpc.method=grpc.health.v1.Health/Nope,rpc.response.status_code=UNAVAILABLE": 1,
 		})
+	// The client counts every status but OK as an error.
+	conn.Close()
+	equal(t, "rpc.client.call.duration", counts(t, mp, "rpc.client.call.duration", "rpc.method", "error.type"),
+		map[string]int64{
+			"rpc.method=grpc.health.v1.Health/Check":                       9,
+			"error.type=NOT_FOUND,rpc.method=grpc.health.v1.Health/Check":  4,
+			"error.type=UNAVAILABLE,rpc.method=grpc.health.v1.Health/Nope": 1,
+		})
+	noDroppedAttributes(t)
 }
