@@ -433,3 +433,30 @@ func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
 		t.Errorf("delta %+v; want count 20, sum 0.4, mean 0.02, sum_sq_dev 0.002", d)
 	}
 }
+
+// TestDistHeadLayout: distHead, add's typed view of a cell's first words,
+// has its fields at the cell's word offsets.
+func TestDistHeadLayout(t *testing.T) {
+	var h distHead
+	for _, f := range []struct {
+		name     string
+		off, want uintptr
+	}{
+		{"count", unsafe.Offsetof(h.count), dCount},
+		{"mean", unsafe.Offsetof(h.mean), dMean},
+		{"m2", unsafe.Offsetof(h.m2), dM2},
+		{"sum", unsafe.Offsetof(h.sum), dSum},
+		{"min", unsafe.Offsetof(h.min), dMin},
+		{"max", unsafe.Offsetof(h.max), dMax},
+		{"sumLo", unsafe.Offsetof(h.sumLo), dSumLo},
+		{"q", unsafe.Offsetof(h.q), dQ},
+		{"qLo", unsafe.Offsetof(h.qLo), dQLo},
+	} {
+		if f.off != 8*f.want {
+			t.Errorf("distHead.%s at byte %d; want word %d (byte %d)", f.name, f.off, f.want, 8*f.want)
+		}
+	}
+	if unsafe.Sizeof(h) != 8*dBuckets {
+		t.Errorf("distHead is %d bytes; want the %d words before the buckets", unsafe.Sizeof(h), dBuckets)
+	}
+}

@@ -227,13 +227,6 @@ func (s *Series) tryAddDist(v float64) bool {
 	return false
 }
 
-// addSquares adds x+xlo (a square and its rounding error) to the cell's
-// double-double sum of squares. Cost: 9 additions (the cell is locked).
-func (c distCell) addSquares(x, xlo float64) {
-	hi, lo := ddAdd(math.Float64frombits(c[dQ]), math.Float64frombits(c[dQLo]), x, xlo)
-	c[dQ], c[dQLo] = math.Float64bits(hi), math.Float64bits(lo)
-}
-
 // ddAdd adds two double-doubles (a value and its rounding error, |lo| <=
 // ulp(hi)/2), and returns the sum as one: TwoSum of the high parts, then
 // Fast2Sum to renormalise, so that the low part never grows and its own
