@@ -439,7 +439,7 @@ func TestRecordDistNKeepsRoundingErrors(t *testing.T) {
 func TestDistHeadLayout(t *testing.T) {
 	var h distHead
 	for _, f := range []struct {
-		name     string
+		name      string
 		off, want uintptr
 	}{
 		{"count", unsafe.Offsetof(h.count), dCount},
