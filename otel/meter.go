@@ -267,9 +267,9 @@ type observation struct {
 func (r *callbackReg) lock()   { r.sem <- struct{}{} }
 func (r *callbackReg) unlock() { <-r.sem }
 
-// lockWithin takes sem, waiting for a run in progress no longer than d
-// nor past ctx's end, and reports whether it did.
-func (r *callbackReg) lockWithin(ctx context.Context, d time.Duration) bool {
+// lockWithin takes sem, waiting for a run in progress no later than
+// deadline nor past ctx's end, and reports whether it did.
+func (r *callbackReg) lockWithin(ctx context.Context, deadline time.Time) bool {
 	select {
 	case r.sem <- struct{}{}:
 		return true
@@ -278,7 +278,7 @@ func (r *callbackReg) lockWithin(ctx context.Context, d time.Duration) bool {
 	if collectWaitHook != nil {
 		collectWaitHook()
 	}
-	t := time.NewTimer(d)
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case r.sem <- struct{}{}:
@@ -467,8 +467,8 @@ func (ob float64Obs) Observe(v float64, opts ...metric.ObserveOption) {
 // on demand, as the SDK's reader does, waiting for each, for a program
 // that reads the views with view.RetrieveData. Callback errors are joined
 // and returned; every callback runs (one that a snapshot is running is
-// waited for, up to the collect timeout (zerostat's metric.SetTimeout), then reported
-// and left out). Safe for concurrent use: concurrent Collects
+// waited for, all of them within one collect timeout (zerostat's
+// metric.SetTimeout), then reported and left out). Safe for concurrent use: concurrent Collects
 // are serialised.
 func (p *MeterProvider) Collect(ctx context.Context) error {
 	p.collectMu.Lock()
@@ -477,12 +477,14 @@ func (p *MeterProvider) Collect(ctx context.Context) error {
 	cbs := slices.Clone(p.cbs)
 	p.mu.Unlock()
 	// A snapshot may be running a callback: wait for it as a snapshot
-	// waits for its callbacks, for the collect timeout at most.
+	// waits for its callbacks, for the collect timeout at most, all of
+	// them together.
 	wait := core.CollectTimeout()
+	deadline := time.Now().Add(wait)
 	var errs []error
 	for _, r := range cbs {
-		if !r.lockWithin(ctx, wait) {
-			errs = append(errs, fmt.Errorf("otel: callback %s: still running since a snapshot after %v: left out", r.cb.Name, wait))
+		if !r.lockWithin(ctx, deadline) {
+			errs = append(errs, fmt.Errorf("otel: callback %s: still running since a snapshot, %v after Collect began: left out", r.cb.Name, wait))
 			continue
 		}
 		if err := r.runAndApply(ctx); err != nil {
