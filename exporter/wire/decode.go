@@ -88,6 +88,16 @@ func (d *decoder) alloc(n, size int) error {
 	return nil
 }
 
+// allocSlice charges n elements of T to the budget (alloc) and makes them:
+// the charge is computed from the type made, so the two cannot disagree.
+func allocSlice[T any](d *decoder, n int) ([]T, error) {
+	var z T
+	if err := d.alloc(n, int(unsafe.Sizeof(z))); err != nil {
+		return nil, err
+	}
+	return make([]T, n), nil
+}
+
 func (d *decoder) fail(err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrMalformed, d.where(), err)
 }
@@ -282,10 +292,9 @@ func (d *decoder) resource(p *Payload) error {
 	if err != nil {
 		return d.fail(err)
 	}
-	if err := d.alloc(n, int(unsafe.Sizeof(Attribute{}))); err != nil {
+	if p.Resource, err = allocSlice[Attribute](d, n); err != nil {
 		return err
 	}
-	p.Resource = make([]Attribute, n)
 	for i := range p.Resource {
 		d.sect, d.idx, d.row, d.path = "resource", i, noRow, ""
 		if err := d.array(AttrLen); err != nil {
@@ -308,10 +317,9 @@ func (d *decoder) views(p *Payload) error {
 	if err != nil {
 		return d.fail(err)
 	}
-	if err := d.alloc(n, int(unsafe.Sizeof(View{}))); err != nil {
+	if p.Views, err = allocSlice[View](d, n); err != nil {
 		return err
 	}
-	p.Views = make([]View, n)
 	for i := range p.Views {
 		if err := d.view(&p.Views[i], i); err != nil {
 			return err
@@ -353,10 +361,9 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return d.fail(err)
 	}
-	if err := d.alloc(nk, int(unsafe.Sizeof(""))); err != nil {
+	if v.Keys, err = allocSlice[string](d, nk); err != nil {
 		return err
 	}
-	v.Keys = make([]string, nk)
 	for i := range v.Keys {
 		if v.Keys[i], err = d.str(); err != nil {
 			return err
@@ -370,10 +377,9 @@ func (d *decoder) view(v *View, i int) error {
 	if nb > 0 && v.Aggregation != Distribution {
 		return d.failf("%d bounds on a %v view", nb, v.Aggregation)
 	}
-	if err := d.alloc(nb, 8); err != nil {
+	if v.Bounds, err = allocSlice[float64](d, nb); err != nil {
 		return err
 	}
-	v.Bounds = make([]float64, nb)
 	for i := range v.Bounds {
 		if v.Bounds[i], err = d.float(); err != nil {
 			return err
@@ -396,10 +402,9 @@ func (d *decoder) view(v *View, i int) error {
 		if err != nil {
 			return d.fail(err)
 		}
-		if err := d.alloc(nr, int(unsafe.Sizeof(Row{}))); err != nil {
+		if v.Rows, err = allocSlice[Row](d, nr); err != nil {
 			return err
 		}
-		v.Rows = make([]Row, nr)
 		for i := range v.Rows {
 			if err := d.decodeRow(v, &v.Rows[i], len(v.Keys), i); err != nil {
 				return err
@@ -480,11 +485,10 @@ func (d *decoder) time() (time.Time, error) {
 // decodeRowData decodes a row's tag values and data.
 func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 	d.path = ".values"
-	if err := d.alloc(len(v.Keys), int(unsafe.Sizeof(""))); err != nil {
+	var err error
+	if r.Values, err = allocSlice[string](d, len(v.Keys)); err != nil {
 		return err
 	}
-	r.Values = make([]string, len(v.Keys))
-	var err error
 	for i := range nKeys {
 		if r.Values[i], err = d.str(); err != nil {
 			return err
@@ -521,10 +525,9 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 	if err := d.array(len(v.Bounds) + 1); err != nil {
 		return err
 	}
-	if err := d.alloc(len(v.Bounds)+1, 8); err != nil {
+	if r.Buckets, err = allocSlice[uint64](d, len(v.Bounds)+1); err != nil {
 		return err
 	}
-	r.Buckets = make([]uint64, len(v.Bounds)+1)
 	var total, carry uint64
 	for i := range r.Buckets {
 		if r.Buckets[i], err = d.uint(); err != nil {
@@ -557,14 +560,13 @@ func (d *decoder) columns(v *View) error {
 		return d.failf("%d rows in a payload of %d bytes", n64, d.size)
 	}
 	n, k := int(n64), len(v.Keys)
-	if err := d.alloc(n, int(unsafe.Sizeof(Row{}))); err != nil {
+	if v.Rows, err = allocSlice[Row](d, n); err != nil {
 		return err
 	}
-	v.Rows = make([]Row, n)
-	if err := d.alloc(n*k, int(unsafe.Sizeof(""))); err != nil {
+	vals, err := allocSlice[string](d, n*k)
+	if err != nil {
 		return err
 	}
-	vals := make([]string, n*k)
 	for i := range v.Rows {
 		v.Rows[i].Values = vals[i*k : (i+1)*k : (i+1)*k]
 	}
@@ -597,10 +599,10 @@ func (d *decoder) columns(v *View) error {
 	}
 	var buckets []uint64
 	if nb > 0 {
-		if err := d.alloc(n*nb, 8); err != nil {
+		var err error
+		if buckets, err = allocSlice[uint64](d, n*nb); err != nil {
 			return err
 		}
-		buckets = make([]uint64, n*nb)
 		for i := range v.Rows {
 			v.Rows[i].Buckets = buckets[i*nb : (i+1)*nb : (i+1)*nb]
 		}
