@@ -528,12 +528,20 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 	if r.Buckets, err = allocSlice[uint64](d, len(v.Bounds)+1); err != nil {
 		return err
 	}
-	var total, carry uint64
 	for i := range r.Buckets {
 		if r.Buckets[i], err = d.uint(); err != nil {
 			return err
 		}
-		if total, carry = bits.Add64(total, r.Buckets[i], 0); carry != 0 {
+	}
+	return d.checkBuckets(v, r)
+}
+
+// checkBuckets reports a distribution row whose bucket counts do not add
+// up to its count (or overflow a uint64 on the way).
+func (d *decoder) checkBuckets(v *View, r *Row) error {
+	var total, carry uint64
+	for _, c := range r.Buckets {
+		if total, carry = bits.Add64(total, c, 0); carry != 0 {
 			return d.failf("view %q: bucket counts overflow a uint64; count is %d", v.Name, r.Count)
 		}
 	}
@@ -645,15 +653,8 @@ func (d *decoder) columns(v *View) error {
 		d.path = ".buckets"
 		for i := range v.Rows {
 			d.row = i
-			r := &v.Rows[i]
-			var total, carry uint64
-			for _, c := range r.Buckets {
-				if total, carry = bits.Add64(total, c, 0); carry != 0 {
-					return d.failf("view %q: bucket counts overflow a uint64; count is %d", v.Name, r.Count)
-				}
-			}
-			if total != r.Count {
-				return d.failf("view %q: bucket counts add up to %d; count is %d", v.Name, total, r.Count)
+			if err := d.checkBuckets(v, &v.Rows[i]); err != nil {
+				return err
 			}
 		}
 		d.row = noRow
