@@ -20,12 +20,12 @@ const (
 	collectorEnd   = "<!-- collector:end -->"
 )
 
-// collectorBodies are the table's columns: the body names of
-// BenchmarkCollectorIngest and BenchmarkDecode.
-var collectorBodies = []struct{ ingest, decode, title, decodeTitle string }{
-	{"msgpack2", "msgpack2", "msgpack version 2 → zerostat receiver", "msgpack version 2, decoded and converted"},
-	{"msgpack", "msgpack", "msgpack version 1", "msgpack version 1, decoded and converted"},
-	{"otlp", "otlp", "OTLP → otlp receiver", "OTLP, unmarshalled"},
+// collectorBodies are the table's columns: the body names, which
+// BenchmarkCollectorIngest and BenchmarkDecode share.
+var collectorBodies = []struct{ body, title, decodeTitle string }{
+	{"msgpack2", "msgpack version 2 → zerostat receiver", "msgpack version 2, decoded and converted"},
+	{"msgpack", "msgpack version 1", "msgpack version 1, decoded and converted"},
+	{"otlp", "OTLP → otlp receiver", "OTLP, unmarshalled"},
 }
 
 func (r *results) hasCollector() bool {
@@ -54,13 +54,13 @@ func writeCollector(b *bytes.Buffer, r *results) {
 		w("| %s |", what)
 		var v2, ot float64
 		for _, c := range collectorBodies {
-			s, ok := r.summary("CollectorIngest/"+c.ingest+"/"+body, unit)
+			s, ok := r.summary("CollectorIngest/"+c.body+"/"+body, unit)
 			if !ok {
 				w(" |")
 				continue
 			}
 			w(" %s |", format(s.Center, pct(s)))
-			switch c.ingest {
+			switch c.body {
 			case "msgpack2":
 				v2 = s.Center
 			case "otlp":
@@ -87,7 +87,7 @@ func writeCollector(b *bytes.Buffer, r *results) {
 	if _, ok := r.summary("Decode/otlp", "ns/op"); ok {
 		w("In process (`zerostatreceiver`'s `BenchmarkDecode`, the same snapshot), the receivers' own work: msgpack decoded and converted to pdata, OTLP unmarshalled to pdata.\n\n| body | time | B/op | allocs/op |\n|---|---|---|---|\n")
 		for _, c := range collectorBodies {
-			n := "Decode/" + c.decode
+			n := "Decode/" + c.body
 			t, ok := r.summary(n, "ns/op")
 			if !ok {
 				continue
