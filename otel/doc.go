@@ -85,8 +85,8 @@
 // measurement of a set takes the instrument's lock and allocates its
 // handle. Every method is safe for concurrent use. See
 // docs/performance.md for the measured costs beside the OTel SDK (with
-// WithAttributeSet, 0.10x its time for a counter, 0.16x for a histogram in the last run,
-// whose zerostat cell dominates).
+// WithAttributeSet, in the last run, 0.10x its time for a counter, 0.16x
+// for a histogram, whose zerostat cell dominates).
 //
 // # Differences from the OTel SDK
 //
