@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -458,5 +459,40 @@ func TestDistHeadLayout(t *testing.T) {
 	}
 	if unsafe.Sizeof(h) != 8*dBuckets {
 		t.Errorf("distHead is %d bytes; want the %d words before the buckets", unsafe.Sizeof(h), dBuckets)
+	}
+}
+
+// TestOwnContextCarriesItsMap pins the layout a record of a cold context
+// relies on: a context built with a new map (NewTagContext's miss) holds
+// the map inside its own allocation, FromContext returns it without
+// loading a pointer, and the context's Value agrees, for every size form.
+func TestOwnContextCarriesItsMap(t *testing.T) {
+	type key struct{}
+	parent := context.WithValue(context.Background(), key{}, "parent")
+	for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16} {
+		tags := make([]Tag, n)
+		for i := range tags {
+			k, v := fmt.Sprintf("own-%d-k%d", n, i), fmt.Sprintf("v%d", i)
+			tags[i] = Tag{Key: k, Value: v, KeyHash: HashString(k), ValueHash: HashString(v), TTL: -1}
+		}
+		tags = Canonical(tags)
+		ctx := NewTagContext(parent, tags)
+		c, ok := ctx.(*ownCtx)
+		if !ok {
+			t.Fatalf("%d tags: NewTagContext's first context is %T; want *ownCtx (its map inside it)", n, ctx)
+		}
+		m := FromContext(ctx)
+		if m != &c.TagMap {
+			t.Fatalf("%d tags: FromContext = %p; want the context's own map %p", n, m, &c.TagMap)
+		}
+		if got := ctx.Value(ctxKey{}); got != m {
+			t.Fatalf("%d tags: Value(ctxKey) = %v; want the map FromContext returns", n, got)
+		}
+		if !sameTags(m.Tags(), tags) || m.hash != SetHash(tags) {
+			t.Fatalf("%d tags: the map holds %v (hash %x); want %v (hash %x)", n, m.Tags(), m.hash, tags, SetHash(tags))
+		}
+		if got := ctx.Value(key{}); got != "parent" {
+			t.Fatalf("%d tags: the parent's value is %v; want \"parent\"", n, got)
+		}
 	}
 }
