@@ -215,8 +215,8 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
 		if ok, old := s.tryAdd(v); ok {
-			if s.keepsErr() {
-				s.keptErr(old, v)
+			if s.followUp(old) {
+				s.finish(old, v)
 			}
 		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)
@@ -231,8 +231,8 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 	if s := slot.Load(); s != nil {
 		if ok, old := s.tryAdd(v); ok {
-			if s.keepsErr() {
-				s.keptErr(old, v)
+			if s.followUp(old) {
+				s.finish(old, v)
 			}
 		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)

@@ -89,15 +89,15 @@ func (b *Bound) Record(v float64) {
 	st := b.st.Load()
 	// One view over the measure, an unstriped Count or Sum series: the
 	// series kept in the state itself (no slice to load first) and one
-	// compare-and-swap, inlined.
+	// atomic add (Count) or compare-and-swap (Sum), inlined.
 	if s := st.inline[0].Load(); s != nil && st.one && st.subs == b.m.subs.Load() {
 		if s.fast == KindDistribution {
 			if s.tryAddDist(v) {
 				return
 			}
 		} else if ok, old := s.tryAdd(v); ok {
-			if s.keepsErr() {
-				s.keptErr(old, v)
+			if s.followUp(old) {
+				s.finish(old, v)
 			}
 			return
 		}

@@ -496,3 +496,69 @@ func TestOwnContextCarriesItsMap(t *testing.T) {
 		}
 	}
 }
+
+// TestAtomicFieldLayout pins what tryAdd relies on when it applies the
+// sync/atomic functions to a series' fields: atomic.Uint64's word and
+// atomic.Pointer's pointer are at the start of their structs, so the
+// field's address is the word's.
+func TestAtomicFieldLayout(t *testing.T) {
+	var s Series
+	s.word.Store(0x1234_5678_9abc_def0)
+	if got := atomic.LoadUint64((*uint64)(unsafe.Pointer(&s.word))); got != 0x1234_5678_9abc_def0 {
+		t.Fatalf("the word at the atomic.Uint64 field's address is %#x; want %#x", got, uint64(0x1234_5678_9abc_def0))
+	}
+	st := &stripes{mask: 1}
+	s.stripes.Store(st)
+	if got := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))); got != unsafe.Pointer(st) {
+		t.Fatalf("the pointer at the atomic.Pointer field's address is %p; want %p", got, st)
+	}
+	if unsafe.Sizeof(s.word) != 8 || unsafe.Sizeof(s.stripes) != 8 {
+		t.Fatalf("atomic.Uint64 is %d bytes and atomic.Pointer %d; want 8 and 8", unsafe.Sizeof(s.word), unsafe.Sizeof(s.stripes))
+	}
+}
+
+// TestCountAddSeesSeal checks the atomic add's side of a seal: an add to a
+// sealed Count word counts nothing (tryAdd reports false, and the word
+// stays sealed, however many such adds came), and ReadCount waits for, or
+// reads, the frozen total rather than the word.
+func TestCountAddSeesSeal(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	a.RecordTags(tagsOf("k", "v"), 1)
+	s := a.AppendSeries(nil)[0]
+	s.word.Store(sealedWord) // as seal leaves it, marker aside
+	for range 100 {
+		if ok, _ := s.tryAdd(1); ok {
+			t.Fatal("tryAdd counted into a sealed word")
+		}
+	}
+	if w := s.word.Load(); !countSealed(w) {
+		t.Fatalf("after adds to a sealed word it reads %#x: not sealed any more", w)
+	}
+	if r := addInt(&s.word, 1); r != addSealed {
+		t.Fatalf("addInt on a sealed word returned %d; want addSealed", r)
+	}
+}
+
+// TestCountProbeStripes checks the contention probe of a Count's atomic
+// add: a word that changed since the add (another recorder's add) stripes
+// the series; an unchanged one leaves it as it is. Records then still sum
+// exactly.
+func TestCountProbeStripes(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	a.RecordTags(tagsOf("k", "v"), 1)
+	s := a.AppendSeries(nil)[0]
+	s.probe(s.word.Load())
+	if s.Striped() {
+		t.Fatal("a probe of an unchanged word striped the series")
+	}
+	s.probe(s.word.Load() - 1) // as if another add came after ours
+	if !s.Striped() {
+		t.Fatal("a probe of a changed word left the series unstriped")
+	}
+	for range 999 {
+		a.RecordTags(tagsOf("k", "v"), 1)
+	}
+	if got := s.ReadCount(); got != 1000 {
+		t.Fatalf("count after striping = %d; want 1000", got)
+	}
+}

@@ -111,12 +111,13 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 // RecordUntagged records v into every aggregator of l, none of which keys
 // on tags (l.Tagged is false), through the series l caches. Cost for one
 // unstriped Count or Sum view: the load of the cached series and one
-// compare-and-swap. No allocation; safe for concurrent use.
+// atomic add (Count) or compare-and-swap (Sum). No allocation; safe for
+// concurrent use.
 func (l *Subs) RecordUntagged(v float64) {
 	if s := l.first.Load(); s != nil && len(l.rest) == 0 {
 		if ok, old := s.tryAdd(v); ok {
-			if s.keepsErr() {
-				s.keptErr(old, v)
+			if s.followUp(old) {
+				s.finish(old, v)
 			}
 			return
 		}
