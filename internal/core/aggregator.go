@@ -214,9 +214,9 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if ok, old := s.tryAdd(v); ok {
-			if s.followUp(old) {
-				s.finish(old, v)
+		if ok, w := s.tryAdd(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
 			}
 		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)
@@ -230,9 +230,9 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 // for no tags that only a uses (Subs.RecordUntagged).
 func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 	if s := slot.Load(); s != nil {
-		if ok, old := s.tryAdd(v); ok {
-			if s.followUp(old) {
-				s.finish(old, v)
+		if ok, w := s.tryAdd(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
 			}
 		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
 			s.add(v, slot)

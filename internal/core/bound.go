@@ -95,9 +95,9 @@ func (b *Bound) Record(v float64) {
 			if s.tryAddDist(v) {
 				return
 			}
-		} else if ok, old := s.tryAdd(v); ok {
-			if s.followUp(old) {
-				s.finish(old, v)
+		} else if ok, w := s.tryAdd(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
 			}
 			return
 		}

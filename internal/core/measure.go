@@ -115,9 +115,9 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 // concurrent use.
 func (l *Subs) RecordUntagged(v float64) {
 	if s := l.first.Load(); s != nil && len(l.rest) == 0 {
-		if ok, old := s.tryAdd(v); ok {
-			if s.followUp(old) {
-				s.finish(old, v)
+		if ok, w := s.tryAdd(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
 			}
 			return
 		}
