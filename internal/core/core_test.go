@@ -512,8 +512,11 @@ func TestAtomicFieldLayout(t *testing.T) {
 	if got := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))); got != unsafe.Pointer(st) {
 		t.Fatalf("the pointer at the atomic.Pointer field's address is %p; want %p", got, st)
 	}
-	if unsafe.Sizeof(s.word) != 8 || unsafe.Sizeof(s.stripes) != 8 {
-		t.Fatalf("atomic.Uint64 is %d bytes and atomic.Pointer %d; want 8 and 8", unsafe.Sizeof(s.word), unsafe.Sizeof(s.stripes))
+	if ptr := unsafe.Sizeof(unsafe.Pointer(nil)); unsafe.Sizeof(s.word) != 8 || unsafe.Sizeof(s.stripes) != ptr {
+		t.Fatalf("atomic.Uint64 is %d bytes and atomic.Pointer %d; want 8 and a pointer's %d", unsafe.Sizeof(s.word), unsafe.Sizeof(s.stripes), ptr)
+	}
+	if uintptr(unsafe.Pointer(&s.word))%8 != 0 {
+		t.Fatal("the atomic.Uint64 word is not 8-byte aligned: 64-bit atomics on it would fault on 32-bit platforms")
 	}
 }
 
