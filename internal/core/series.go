@@ -168,8 +168,9 @@ func (a *Aggregator) NextID() uint32 {
 // takes the record to the series' revival or successor. Contention, which
 // a failed swap shows, is probed for instead (probe).
 //
-// The atomics are the sync/atomic functions on the fields' words: their
-// methods' wrappers cost the inliner 27 more, past its budget of 80
+// The atomics are the sync/atomic functions on the fields' words: with
+// the methods' wrappers the same body cost the inliner 83, past its budget
+// of 80 (69 as written)
 // (TestAtomicFieldLayout checks that the words are where these read them).
 func (s *Series) tryAdd(v float64) (ok bool, w uint64) {
 	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))) != nil || s.fast-1 > KindSum-1 {
