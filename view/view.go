@@ -249,6 +249,9 @@ func (w *worker) Register(views ...*View) error {
 		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
 			r.agg.CountUpperInclusive()
 		}
+		if _, isInt := m.(*stats.Int64Measure); isInt {
+			r.agg.IntegerSums()
+		}
 		w.views[v.Name] = r
 		w.subscribe(r.measure.Name, r.agg)
 		if !w.isDefault {

@@ -867,3 +867,43 @@ func TestOverflowRowMapsOntoViewKeys(t *testing.T) {
 		t.Errorf("mapped rows %q (total %d); want %q (total 5)", got, total, want)
 	}
 }
+
+// TestInt64SumIsExact: a Sum view over an Int64 measure adds exactly (see
+// docs/migrating-from-opencensus.md), where OpenCensus's float64 additions
+// lose each 1 added to 2^53; a Float64 measure keeps float64 additions.
+func TestInt64SumIsExact(t *testing.T) {
+	for _, isInt := range []bool{true, false} {
+		name := fmt.Sprintf("test/int64-sum-exact/%v", isInt)
+		var m stats.Measure
+		var rec func(v int64) stats.Measurement
+		if isInt {
+			im := stats.Int64(name, "", stats.UnitDimensionless)
+			m, rec = im, im.M
+		} else {
+			fm := stats.Float64(name, "", stats.UnitDimensionless)
+			m, rec = fm, func(v int64) stats.Measurement { return fm.M(float64(v)) }
+		}
+		v := &view.View{Name: name, Measure: m, Aggregation: view.Sum()}
+		if err := view.Register(v); err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(context.Background(), rec(1<<53))
+		for range 3 {
+			stats.Record(context.Background(), rec(1))
+		}
+		rows, err := view.RetrieveData(name)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("RetrieveData(%q) = %v, %v", name, rows, err)
+		}
+		// 2^53+3 rounds to 2^53+4; each float64 addition of 1 to 2^53 rounds
+		// back to 2^53.
+		want := float64(1<<53 + 4)
+		if !isInt {
+			want = 1 << 53
+		}
+		if got := rows[0].Data.(*view.SumData).Value; got != want {
+			t.Errorf("Int64 measure %v: sum %v; want %v", isInt, got, want)
+		}
+		view.Unregister(v)
+	}
+}

@@ -98,7 +98,10 @@ type Aggregator struct {
 	// Cold, read by exporters only (kept off the record path's lines).
 	shown []float64 // distribution bounds, sorted, positive, unique, as registered
 	upper bool      // buckets count b[i-1] < v <= b[i] (CountUpperInclusive)
-	ex    exemplars // only written by records with attachments (exemplar.go)
+	// intSum: a Sum whose series keep their own cell as an exact integer
+	// (IntegerSums).
+	intSum bool
+	ex     exemplars // only written by records with attachments (exemplar.go)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -218,7 +221,11 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			if s.followUp(w) {
 				s.finish(w, v)
 			}
-		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
+		} else if ok, w := s.tryAddFloat(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
+			}
+		} else if s.fast != fastDist || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
 		return
@@ -234,7 +241,11 @@ func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 			if s.followUp(w) {
 				s.finish(w, v)
 			}
-		} else if s.fast != KindDistribution || !s.tryAddDist(v) {
+		} else if ok, w := s.tryAddFloat(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
+			}
+		} else if s.fast != fastDist || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
 		return
@@ -411,7 +422,7 @@ func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
 		return s, false
 	}
 	s := a.newSeries(0, make([]string, len(a.keys)), v)
-	s.overflow, s.fast = true, 0 // add counts its records
+	s.overflow, s.fast = true, fastNone // add counts its records
 	a.overflowed.Add(1)
 	a.overflow.Store(s)
 	return s, true

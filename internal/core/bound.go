@@ -89,13 +89,19 @@ func (b *Bound) Record(v float64) {
 	st := b.st.Load()
 	// One view over the measure, an unstriped Count or Sum series: the
 	// series kept in the state itself (no slice to load first) and one
-	// atomic add (Count) or compare-and-swap (Sum), inlined.
+	// atomic add (Count, integer Sum) or compare-and-swap (float Sum),
+	// inlined.
 	if s := st.inline[0].Load(); s != nil && st.one && st.subs == b.m.subs.Load() {
-		if s.fast == KindDistribution {
+		if s.fast == fastDist {
 			if s.tryAddDist(v) {
 				return
 			}
 		} else if ok, w := s.tryAdd(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
+			}
+			return
+		} else if ok, w := s.tryAddFloat(v); ok {
 			if s.followUp(w) {
 				s.finish(w, v)
 			}

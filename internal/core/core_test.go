@@ -85,8 +85,9 @@ func TestBucketIndex(t *testing.T) {
 }
 
 func TestStripesSumExactly(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindSum, KindDistribution} {
-		a := NewAggregator(kind, nil, []float64{10, 20}, 0)
+	for _, kind := range []Kind{KindCount, KindSum, KindDistribution, testIntSum} {
+		a := newTestAgg(kind, nil, []float64{10, 20}, 0)
+		kind := a.kind
 		a.RecordTags(nil, 5) // creates the series
 		s := a.AppendSeries(nil)[0]
 		s.inflate()
@@ -528,13 +529,13 @@ func TestCountAddSeesSeal(t *testing.T) {
 	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	a.RecordTags(tagsOf("k", "v"), 1)
 	s := a.AppendSeries(nil)[0]
-	s.word.Store(sealedWord) // as seal leaves it, marker aside
+	s.word.Store(intSealedWord) // as seal leaves it, marker aside
 	for range 100 {
 		if ok, _ := s.tryAdd(1); ok {
 			t.Fatal("tryAdd counted into a sealed word")
 		}
 	}
-	if w := s.word.Load(); !countSealed(w) {
+	if w := s.word.Load(); !intSealed(w) {
 		t.Fatalf("after adds to a sealed word it reads %#x: not sealed any more", w)
 	}
 	if r := addInt(&s.word, 1); r != addSealed {

@@ -417,6 +417,17 @@ func (s *Series) ReadDist(buckets []int64) DistStats {
 	return st
 }
 
+// IntegerSums makes a Sum aggregator keep each series' own cell as an
+// exact integer (for a view over an Int64 measure): records of integers
+// under 2^31 in magnitude then add with one atomic add instead of a load
+// and a compare-and-swap, and the sum is exact to ±2^61 where a float64
+// rounds past 2^53. A value that is not an integer, or a sum that would
+// pass ±2^61, goes to the series' float stripes (see addIntSum), so a
+// read is the integer plus the stripes' float sums. No effect on other
+// kinds. Not safe for concurrent use: call it before the aggregator is
+// published.
+func (a *Aggregator) IntegerSums() { a.intSum = a.kind == KindSum }
+
 // CountUpperInclusive switches a distribution aggregator, before it is
 // subscribed to a measure, to Prometheus's and OpenTelemetry's bucket
 // rule: bucket i counts b[i-1] < v <= b[i], so a value equal to a bound

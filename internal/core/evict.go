@@ -253,7 +253,7 @@ func (s *Series) seal(seq uint64) {
 		w := s.wordCell(ss.orig, i)
 		for {
 			old := w.Load()
-			if w.CompareAndSwap(old, sealedWord) {
+			if w.CompareAndSwap(old, s.sealValue(i)) {
 				ss.words[i] = old
 				break
 			}
@@ -268,7 +268,7 @@ func (s *Series) seal(seq uint64) {
 		}
 		ss.total = c
 	case KindSum:
-		f := math.Float64frombits(ss.words[0])
+		f, _ := s.ownSum(ss.words[0])
 		for _, w := range ss.words[1:] {
 			f += math.Float64frombits(w)
 		}
@@ -277,6 +277,15 @@ func (s *Series) seal(seq uint64) {
 		ss.total = ss.words[0]
 	}
 	ss.done.Store(true)
+}
+
+// sealValue returns what a seal stores in word cell i of s (see wordCell):
+// an integer cell's seal, or a float cell's.
+func (s *Series) sealValue(i int) uint64 {
+	if s.agg.kind == KindCount || i == 0 && s.agg.intSum {
+		return intSealedWord
+	}
+	return sealedWord
 }
 
 // sealHook, when set (tests), runs in the middle of a seal: marker

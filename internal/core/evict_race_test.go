@@ -12,10 +12,27 @@ import (
 // Found in review: both failed before their fixes.
 
 func readValue(s *Series, buf []int64) int64 {
-	if s.agg.kind == KindCount {
+	switch s.agg.kind {
+	case KindCount:
 		return s.ReadCount()
+	case KindSum:
+		return int64(s.ReadSum())
 	}
 	return s.ReadDist(buf).Count
+}
+
+// testIntSum stands for an integer Sum (KindSum with IntegerSums) in the
+// tests' lists of kinds; newTestAgg makes it.
+const testIntSum Kind = 0x80
+
+// newTestAgg is NewAggregator, with testIntSum for an integer Sum.
+func newTestAgg(kind Kind, keys []string, bounds []float64, limit int) *Aggregator {
+	if kind == testIntSum {
+		a := NewAggregator(KindSum, keys, bounds, limit)
+		a.IntegerSums()
+		return a
+	}
+	return NewAggregator(kind, keys, bounds, limit)
 }
 
 // TestSealSeqPublishedAfterSeal: in the middle of a seal, SealSeq does not
@@ -43,9 +60,9 @@ func TestSealSeqPublishedAfterSeal(t *testing.T) {
 // could load it, read a series live, acknowledge, and have the series
 // frozen with records R never read, then freed.
 func TestSeparateEvictorLosesNothing(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindDistribution} {
+	for _, kind := range []Kind{KindCount, KindDistribution, testIntSum} {
 		t.Run(fmt.Sprint(kind), func(t *testing.T) {
-			a := NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+			a := newTestAgg(kind, []string{"k"}, []float64{1}, 0)
 			r, q := a.AddReader(), a.AddReader()
 			maps := make([]*TagMap, 4)
 			for i := range maps {

@@ -26,13 +26,14 @@ func readAll(s *Series) string {
 }
 
 func TestSealFreezesAndRecordRevives(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindSum, KindLastValue, KindDistribution} {
+	for _, kind := range []Kind{KindCount, KindSum, KindLastValue, KindDistribution, testIntSum} {
 		for _, striped := range []bool{false, true} {
 			if kind == KindLastValue && striped {
 				continue // a last value never stripes
 			}
 			t.Run(fmt.Sprintf("kind%d/striped=%v", kind, striped), func(t *testing.T) {
-				a := NewAggregator(kind, []string{"k"}, []float64{10}, 0)
+				a := newTestAgg(kind, []string{"k"}, []float64{10}, 0)
+				kind := a.kind
 				m := NewTagMap(tagsOf("k", "x"))
 				a.RecordMap(m, 1)
 				s := a.AppendSeries(nil)[0]
@@ -223,9 +224,10 @@ func valueInt(s *Series) int {
 // write to them through cached tag maps and without: every record is in
 // exactly one read, as a delta reader would see it. Run with -race.
 func TestEvictRacesRecorders(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindSum, KindDistribution} {
+	for _, kind := range []Kind{KindCount, KindSum, KindDistribution, testIntSum} {
 		t.Run(fmt.Sprint(kind), func(t *testing.T) {
-			a := NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+			a := newTestAgg(kind, []string{"k"}, []float64{1}, 0)
+			kind := a.kind
 			r := a.AddReader()
 			maps := make([]*TagMap, 8)
 			for i := range maps {

@@ -120,6 +120,11 @@ func (l *Subs) RecordUntagged(v float64) {
 				s.finish(w, v)
 			}
 			return
+		} else if ok, w := s.tryAddFloat(v); ok {
+			if s.followUp(w) {
+				s.finish(w, v)
+			}
+			return
 		}
 	}
 	l.recordUntagged(v)

@@ -34,7 +34,7 @@ type Series struct {
 	vids     *uint32
 	id       uint32 // index within the aggregator, reused once the series is freed
 	overflow bool   // the aggregator's overflow series: counts its records
-	fast     Kind   // the kind tryAdd handles: agg.kind, 0 for the overflow series (fills the 64 bytes)
+	fast     Kind   // the path tryAdd or tryAddDist takes (fastCount...), 0 for none and the overflow series (fills the 64 bytes)
 	gen      uint16 // generation of id: how many series held it before this one
 }
 
@@ -51,7 +51,7 @@ type stripes struct {
 // newSeries creates the series of vals (internal key order) with v
 // recorded. Called under a.mu.
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
-	s := &Series{agg: a, fast: a.kind, hash: h, start: time.Now().UnixNano()}
+	s := &Series{agg: a, fast: a.fastKind(), hash: h, start: time.Now().UnixNano()}
 	if n := len(a.freeIDs); n > 0 {
 		s.id = a.freeIDs[n-1]
 		a.freeIDs = a.freeIDs[:n-1]
@@ -72,7 +72,10 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	if a.kind == KindDistribution {
 		s.dist = unsafe.Pointer(&newDistCells(1, len(a.bounds)+1)[0][0])
 	}
-	s.addTo(&s.word, nil, s.distCell(), v)
+	if s.addTo(&s.word, nil, s.distCell(), v) == addFull {
+		s.inflate()
+		s.add(v, nil) // to a float stripe: s is not published, so not sealed
+	}
 	return s
 }
 
@@ -151,73 +154,145 @@ func (a *Aggregator) NextID() uint32 {
 	return a.nextID
 }
 
-// tryAdd is add's fast path, small enough to inline into the callers on
-// the record path: an unstriped, unsealed Count or Sum series updated with
-// one atomic instruction. It reports false, having counted nothing, for
-// anything else (and when a Sum's compare-and-swap loses a race), and the
-// caller then calls add, which handles every case. On success it returns
-// w, a Count's new word or the bits a Sum's swap replaced, and the caller
-// then checks followUp(w), after the update and off the chain of loads it
+// Fast-path codes (Series.fast): which of tryAdd's and tryAddDist's paths
+// a series takes. fastIntSum is a Sum over an Int64 measure (see
+// Aggregator.IntegerSums), whose own cell is an exact integer.
+const (
+	fastNone   Kind = 0 // LastValue, and the overflow series: add
+	fastCount  Kind = 1 // tryAdd
+	fastIntSum Kind = 2 // tryAdd
+	fastSum    Kind = 3 // tryAddFloat
+	fastDist   Kind = 4 // tryAddDist
+)
+
+// fastKind returns the fast-path code of a's series.
+func (a *Aggregator) fastKind() Kind {
+	switch a.kind {
+	case KindCount:
+		return fastCount
+	case KindSum:
+		if a.intSum {
+			return fastIntSum
+		}
+		return fastSum
+	case KindDistribution:
+		return fastDist
+	}
+	return fastNone
+}
+
+// tryAdd is add's fast path for a Count and an integer Sum (a Sum over an
+// Int64 measure, see Aggregator.IntegerSums), small enough to inline into
+// the callers on the record path: an unstriped, unsealed series updated
+// with one atomic add (LOCK XADD). It reports false, having counted
+// nothing, for anything else, and the caller then tries tryAddFloat (a
+// float Sum) or tryAddDist, and else calls add, which handles every case.
+// On success it returns w, the cell's new value, and the caller then
+// checks followUp(w), after the update and off the chain of loads it
 // waits for.
 //
-// A Count adds with one atomic add (LOCK XADD), not a load and a
-// compare-and-swap: 9.1 against 12.5 ns on the project's VM, and when the
-// series' line was last written by another core, one transfer of the line
-// instead of two (the load's, shared, then the swap's). An add that finds
-// the word sealed (countSealed) counted nothing, and the caller's add
-// takes the record to the series' revival or successor. Contention, which
-// a failed swap shows, is probed for instead (probe).
+// An atomic add, not a load and a compare-and-swap: 9.1 against 12.5 ns
+// on the project's VM, and when the series' line was last written by
+// another core, one transfer of the line instead of two (the load's,
+// shared, then the swap's). An integer Sum adds so an integer under 2^31
+// in magnitude (else add's exact path). An add that finds the word sealed
+// (intSealed) counted nothing, and the caller's add takes the record to
+// the series' revival or successor. Contention, which a failed swap shows,
+// is probed for instead (probe).
 //
 // The atomics are the sync/atomic functions on the fields' words: with
-// the methods' wrappers the same body cost the inliner 83, past its budget
-// of 80 (69 as written)
+// the methods' wrappers the same body cost the inliner more than its budget
+// of 80 (72 as written; 105 with tryAddFloat's body in it too)
 // (TestAtomicFieldLayout checks that the words are where these read them).
 func (s *Series) tryAdd(v float64) (ok bool, w uint64) {
-	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))) != nil || s.fast-1 > KindSum-1 {
-		return false, 0 // striped or sealed, or not a Count or a Sum
+	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))) != nil || s.fast-1 > fastIntSum-1 {
+		return false, 0 // striped or sealed, or not a Count or an integer Sum
 	}
 	p := (*uint64)(unsafe.Pointer(&s.word))
-	if s.fast == KindCount {
-		// w-1 is the count the add replaced: past a seal, the add
-		// counted nothing.
-		w = atomic.AddUint64(p, 1)
-		return w <= sealedWord, w
+	d := uint64(1)
+	if s.fast == fastIntSum {
+		if d = uint64(int64(v)); d+1<<31 >= 1<<32 || float64(int64(d)) != v {
+			return false, 0
+		}
 	}
-	// A Sum: the new bits are never sealedWord, since IEEE addition never
-	// yields a signalling NaN (see sealedWord).
+	// Past a seal, the add counted nothing.
+	w = atomic.AddUint64(p, d)
+	return !intSealed(w), w
+}
+
+// tryAddFloat is tryAdd for a float Sum: one load and compare-and-swap of
+// an unstriped series' cell. It reports false, having added nothing, for
+// anything else, a sealed cell or a lost race; on success it returns the
+// bits the swap replaced, for followUp. The new bits are never sealedWord,
+// since IEEE addition never yields a signalling NaN (see sealedWord).
+func (s *Series) tryAddFloat(v float64) (ok bool, w uint64) {
+	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))) != nil || s.fast != fastSum {
+		return false, 0
+	}
+	p := (*uint64)(unsafe.Pointer(&s.word))
 	w = atomic.LoadUint64(p)
 	return w != sealedWord && atomic.CompareAndSwapUint64(p, w, math.Float64bits(math.Float64frombits(w)+v)), w
 }
 
-// countSealed reports whether w, a Count cell, is sealed: sealedWord, plus
-// the increments of the records that added to it after it was sealed
-// (they counted nothing, and record again). A count stays below it: it
-// would need 2^62 records.
-func countSealed(w uint64) bool { return w >= sealedWord }
+// intSealedWord is the value a seal leaves in an integer cell (a Count's
+// cells, an integer Sum's own cell): 2^62. intSealed tells it, plus or
+// minus the adds that landed on it after the seal (they counted nothing,
+// and record again; there are at most as many as goroutines were between
+// their check of the series and their atomic add, each under 2^31), from
+// a live value: a count stays below 3·2^60 (it would need that many
+// records), an integer sum within ±(2^61 + those adds), since add keeps
+// it within ±2^61 and an atomic add that passes 2^61 stripes the series
+// (finish), sending later records to its float stripes.
+const (
+	intSealedWord = 1 << 62
+	intSealedMin  = 3 << 60
+	intSumMax     = 1 << 61
+)
+
+func intSealed(w uint64) bool { return int64(w) >= intSealedMin }
+
+// intSumFull reports whether w, an integer Sum's own cell, has reached
+// ±2^61: add records no more into it.
+func intSumFull(w uint64) bool { return uint64(int64(w)+intSumMax) >= 2*intSumMax }
+
+// followUp reports whether the update tryAdd or tryAddFloat made, which
+// returned w, needs finish: a float Sum whose aggregator keeps rounding
+// errors (it is set only while a delta reader reads; keptErr then keeps
+// the addition's rounding error, as add would have), about one add in 64
+// to an integer cell (a Count's, an integer Sum's), a probe for
+// contention, or an integer Sum that reached ±2^61.
+func (s *Series) followUp(w uint64) bool {
+	switch s.fast {
+	case fastCount:
+		return w&probeMask == 0
+	case fastIntSum:
+		return w*probeMul>>58 == 0 || intSumFull(w)
+	}
+	return s.agg.keepErrs.Load() // a float Sum: tryAdd handles no other kind
+}
 
 // probeMask sets how often a Count's atomic add probes for contention:
 // once in 64 increments of the series.
 const probeMask = 63
 
-// followUp reports whether the update tryAdd made, which returned w, needs
-// finish: a Sum whose aggregator keeps rounding errors (it is set only
-// while a delta reader reads; keptErr then keeps the addition's rounding
-// error, as add would have), or every 64th increment of a Count, a probe
-// for contention.
-func (s *Series) followUp(w uint64) bool {
-	return s.fast == KindCount && w&probeMask == 0 || s.fast == KindSum && s.agg.keepErrs.Load()
-}
+// probeMul spreads an integer sum's bits for the probe: the top 6 bits of
+// w·probeMul are 0 for about one record in 64 whatever the values added,
+// even multiples of 64, whose sums never change their low bits.
+const probeMul = 0x9E3779B97F4A7C15
 
 // finish does what followUp found needed after tryAdd's update of v, which
 // returned w. Not inlined: the record path stays small.
 //
 //go:noinline
 func (s *Series) finish(w uint64, v float64) {
-	if s.fast == KindCount {
+	switch {
+	case s.fast == fastSum:
+		s.keptErr(w, v)
+	case intSumFull(w):
+		s.inflate() // later records add to float stripes (a count never gets there)
+	default:
 		s.probe(w)
-		return
 	}
-	s.keptErr(w, v)
 }
 
 // probe checks, after an atomic add left a Count's own word at n, whether
@@ -269,6 +344,9 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		s.inflate()
 	case addSealed:
 		s.agg.recordSealed(s, slot, v)
+	case addFull:
+		s.inflate()
+		s.add(v, slot) // to the P's float stripe (or the seal that came first)
 	}
 }
 
@@ -279,12 +357,13 @@ const (
 	addOK        addResult = iota
 	addContended           // done, after losing a race to another recorder
 	addSealed              // not done: the cell is sealed
+	addFull                // not done: an integer Sum's own cell cannot take v (addIntSum)
 )
 
-// sealedWord is the value of a sealed Count, Sum or LastValue cell: a
-// signalling NaN, which floating-point arithmetic never produces (it quiets
-// NaN operands) and which setLast canonicalises; a count cell would need
-// 2^62 records to reach it.
+// sealedWord is the value of a sealed float cell (a Sum's, but an integer
+// Sum's own cell, and a LastValue's): a signalling NaN, which
+// floating-point arithmetic never produces (it quiets NaN operands) and
+// which setLast canonicalises. Integer cells seal to intSealedWord.
 const sealedWord = 0x7FF0_0000_0000_0BAD
 
 // addTo records v into one cell (w, or d for a distribution). For a Sum
@@ -295,6 +374,9 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 	case KindCount:
 		return addInt(w, 1)
 	case KindSum:
+		if w == &s.word && s.agg.intSum {
+			return addIntSum(w, v)
+		}
 		r, old := addFloat(w, v)
 		if r != addSealed && s.agg.keepErrs.Load() {
 			s.keepErr(e, twoSumErr(old, v, old+v))
@@ -309,7 +391,7 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 // addInt, addFloat and setLast try once inline and leave the loop, taken
 // on contention or a seal, to a call.
 func addInt(p *atomic.Uint64, d uint64) addResult {
-	if old := p.Load(); !countSealed(old) && p.CompareAndSwap(old, old+d) {
+	if old := p.Load(); !intSealed(old) && p.CompareAndSwap(old, old+d) {
 		return addOK
 	}
 	return addIntSlow(p, d)
@@ -318,13 +400,60 @@ func addInt(p *atomic.Uint64, d uint64) addResult {
 func addIntSlow(p *atomic.Uint64, d uint64) addResult {
 	for {
 		old := p.Load()
-		if countSealed(old) {
+		if intSealed(old) {
 			return addSealed
 		}
 		if p.CompareAndSwap(old, old+d) {
 			return addContended
 		}
 	}
+}
+
+// addIntSum adds v to an integer Sum's own cell p, exactly, unless v is not
+// an integer, or the sum would reach ±2^61 (intSumMax): then it returns
+// addFull, having added nothing, and the caller stripes the series and
+// adds v to a float stripe. (A Float64 measure of the view's measure's
+// name records into the same views, with values of its own.)
+func addIntSum(p *atomic.Uint64, v float64) addResult {
+	if v != math.Trunc(v) || math.Abs(v) >= intSumMax {
+		return addFull // also NaN and infinities
+	}
+	d, r := int64(v), addOK
+	for {
+		old := p.Load()
+		if intSealed(old) {
+			return addSealed
+		}
+		n := int64(old) + d // no overflow: both are within about ±2^61
+		if intSumFull(uint64(n)) {
+			return addFull
+		}
+		if p.CompareAndSwap(old, uint64(n)) {
+			return r
+		}
+		r = addContended
+	}
+}
+
+// ownSum returns the value of a Sum series' own cell w, and whether the
+// cell is live (not sealed).
+func (s *Series) ownSum(w uint64) (float64, bool) {
+	if s.agg.intSum {
+		return float64(int64(w)), !intSealed(w)
+	}
+	return math.Float64frombits(w), w != sealedWord
+}
+
+// ownSumParts is ownSum as hi and lo, hi+lo exact (see ReadSumParts): an
+// integer sum's rounding to a float64 (past 2^53) goes to lo, or a float
+// sum's kept rounding errors.
+func (s *Series) ownSumParts(w uint64) (hi, lo float64, live bool) {
+	if s.agg.intSum {
+		i := int64(w)
+		hi = float64(i)
+		return hi, float64(i - int64(hi)), !intSealed(w)
+	}
+	return math.Float64frombits(w), loadFloat(s.errWord()), w != sealedWord
 }
 
 // addFloat adds d to the sum in p and returns the sum it added to (when
@@ -408,11 +537,11 @@ func (s *Series) ReadCount() int64 {
 		if total, ok := s.sealedTotal(st); ok {
 			return int64(total)
 		}
-		ok := !countSealed(n)
+		ok := !intSealed(n)
 		if st != nil {
 			for p := 0; ok && p <= st.mask; p++ {
 				w := st.words[p*wordsPerLine].Load()
-				ok = !countSealed(w)
+				ok = !intSealed(w)
 				n += w
 			}
 		}
@@ -435,14 +564,13 @@ func (s *Series) ReadSumParts() (hi, lo float64) {
 		st := s.stripes.Load()
 		if total, ok := s.sealedTotal(st); ok {
 			ss := st.seal
-			hi, lo = math.Float64frombits(ss.words[0]), loadFloat(s.errWord())
+			hi, lo, _ = s.ownSumParts(ss.words[0])
 			for i, w := range ss.words[1:] {
 				hi, lo = addPart(hi, lo, math.Float64frombits(w), &ss.orig.words[i*wordsPerLine+1])
 			}
 			return math.Float64frombits(total), finiteLo(hi, lo)
 		}
-		ok := w != sealedWord
-		hi, lo = math.Float64frombits(w), loadFloat(s.errWord())
+		hi, lo, ok := s.ownSumParts(w)
 		if st != nil {
 			for p := 0; ok && p <= st.mask; p++ {
 				w := st.words[p*wordsPerLine].Load()
@@ -487,8 +615,7 @@ func (s *Series) ReadSum() float64 {
 		if total, ok := s.sealedTotal(st); ok {
 			return math.Float64frombits(total)
 		}
-		ok := w != sealedWord
-		f := math.Float64frombits(w)
+		f, ok := s.ownSum(w)
 		if st != nil {
 			for p := 0; ok && p <= st.mask; p++ {
 				w := st.words[p*wordsPerLine].Load()
