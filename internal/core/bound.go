@@ -107,6 +107,10 @@ func (b *Bound) Record(v float64) {
 			}
 			return
 		}
+		// Striped (recorders on several cores), sealed or contended:
+		// what record's loop would do for the one slot, without it.
+		s.add(v, &st.inline[0])
+		return
 	}
 	b.record(st, v)
 }
