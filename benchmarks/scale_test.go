@@ -194,6 +194,14 @@ func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
 		b.Run("op="+op, func(b *testing.B) {
 			for _, r := range inst.recorders {
 				b.Run("impl="+r.impl, func(b *testing.B) {
+					// The garbage of the SDK measured before (its instance
+					// was just dropped) and of this one's build is collected
+					// now, not by a GC cycle running beside the timed loop:
+					// this workload is memory-bound, and a concurrent mark
+					// of a large heap doubled a record's time at 100k
+					// series in some runs and not others. Every SDK alike.
+					gc2()
+					b.ResetTimer() // RunParallel's loop does not reset it
 					b.ReportAllocs()
 					if op == "record" {
 						r.record(b, perm)
