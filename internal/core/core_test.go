@@ -521,25 +521,39 @@ func TestAtomicFieldLayout(t *testing.T) {
 	}
 }
 
-// TestCountAddSeesSeal checks the atomic add's side of a seal: an add to a
-// sealed Count word counts nothing (tryAdd reports false, and the word
-// stays sealed, however many such adds came), and ReadCount waits for, or
-// reads, the frozen total rather than the word.
-func TestCountAddSeesSeal(t *testing.T) {
-	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
-	a.RecordTags(tagsOf("k", "v"), 1)
-	s := a.AppendSeries(nil)[0]
-	s.word.Store(intSealedWord) // as seal leaves it, marker aside
-	for range 100 {
-		if ok, _ := s.tryAdd(1); ok {
-			t.Fatal("tryAdd counted into a sealed word")
+// TestIntegerAddSeesSeal checks the atomic add's side of a seal, for the
+// integer cells (a Count's, an integer Sum's own): an add to a sealed word
+// counts nothing (tryAdd reports false, and the word stays sealed, however
+// many such adds came, of either sign up to tryAdd's 2^31), and the slow
+// paths (addInt, addIntSum) report it sealed.
+func TestIntegerAddSeesSeal(t *testing.T) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		a := newTestAgg(kind, []string{"k"}, nil, 0)
+		a.RecordTags(tagsOf("k", "v"), 1)
+		s := a.AppendSeries(nil)[0]
+		s.word.Store(intSealedWord) // as seal leaves it, marker aside
+		for i := range 100 {
+			v := 1.0
+			if kind == testIntSum {
+				v = 1<<31 - 1
+				if i%2 == 0 {
+					v = -v
+				}
+			}
+			if ok, _ := s.tryAdd(v); ok {
+				t.Fatalf("kind %d: tryAdd counted into a sealed word", kind)
+			}
 		}
-	}
-	if w := s.word.Load(); !intSealed(w) {
-		t.Fatalf("after adds to a sealed word it reads %#x: not sealed any more", w)
-	}
-	if r := addInt(&s.word, 1); r != addSealed {
-		t.Fatalf("addInt on a sealed word returned %d; want addSealed", r)
+		if w := s.word.Load(); !intSealed(w) {
+			t.Fatalf("kind %d: after adds to a sealed word it reads %#x: not sealed any more", kind, w)
+		}
+		r := addInt(&s.word, 1)
+		if kind == testIntSum {
+			r = addIntSum(&s.word, 1)
+		}
+		if r != addSealed {
+			t.Fatalf("kind %d: the slow add on a sealed word returned %d; want addSealed", kind, r)
+		}
 	}
 }
 

@@ -96,28 +96,6 @@ func TestIntegerSumAtomicAddPastLimit(t *testing.T) {
 	}
 }
 
-// TestIntegerSumAddSeesSeal: an atomic add of any value under 2^31 to a
-// sealed integer cell counts nothing, and the cell stays sealed.
-func TestIntegerSumAddSeesSeal(t *testing.T) {
-	_, s := intSumSeries(t, 1)
-	s.word.Store(intSealedWord) // as seal leaves it, marker aside
-	for i := range 100 {
-		v := float64(1<<31 - 1)
-		if i%2 == 0 {
-			v = -v
-		}
-		if ok, _ := s.tryAdd(v); ok {
-			t.Fatal("tryAdd counted into a sealed word")
-		}
-	}
-	if w := s.word.Load(); !intSealed(w) {
-		t.Fatalf("after adds to a sealed word it reads %#x: not sealed any more", w)
-	}
-	if r := addIntSum(&s.word, 1); r != addSealed {
-		t.Fatalf("addIntSum on a sealed word returned %d; want addSealed", r)
-	}
-}
-
 // TestIntegerSumProbeStripes: the contention probe samples an integer
 // sum's adds whatever their values, even multiples of 64 (whose sums keep
 // their low bits), and recorders on several goroutines lose nothing.
