@@ -18,8 +18,8 @@
 //   - otherwise one context lookup (skipped when no view of the measures
 //     keys on tags), then per view one atomic load (the
 //     series the context's tag map resolved to before, cached on the map)
-//     and the series' atomic update: one atomic add for Count, one
-//     compare-and-swap for Sum,
+//     and the series' atomic update: one atomic add for Count and for
+//     the Sum of an Int64 measure, one compare-and-swap for a float Sum,
 //     one store for LastValue, a bound search and four atomic updates for
 //     Distribution.
 //
@@ -32,7 +32,8 @@
 // Int64Measure.Bind and Float64Measure.Bind resolve a measure and a tag set
 // once, like Prometheus's WithLabelValues child: the handle's Record is two
 // atomic loads and the series update per view (one inlined atomic add for
-// Count, compare-and-swap for Sum), with the rows Record would produce.
+// Count and an Int64 Sum, compare-and-swap for a float Sum), with the rows
+// Record would produce.
 // A handle follows view changes (a view registered later, or unregistered
 // and registered again) and eviction (a freed series' successor).
 //

@@ -249,7 +249,8 @@ func (w *worker) Register(views ...*View) error {
 		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
 			r.agg.CountUpperInclusive()
 		}
-		if _, isInt := m.(*stats.Int64Measure); isInt {
+		_, isInt := m.(*stats.Int64Measure)
+		if isInt {
 			r.agg.IntegerSums()
 		}
 		w.views[v.Name] = r
@@ -257,7 +258,6 @@ func (w *worker) Register(views ...*View) error {
 		if !w.isDefault {
 			continue
 		}
-		_, isInt := m.(*stats.Int64Measure)
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
 			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
 		r.core.Help = promname.MetricOf(r.core).Help

@@ -111,8 +111,8 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 // RecordUntagged records v into every aggregator of l, none of which keys
 // on tags (l.Tagged is false), through the series l caches. Cost for one
 // unstriped Count or Sum view: the load of the cached series and one
-// atomic add (Count) or compare-and-swap (Sum). No allocation; safe for
-// concurrent use.
+// atomic add (Count, a Sum over an Int64 measure) or compare-and-swap
+// (a float Sum). No allocation; safe for concurrent use.
 func (l *Subs) RecordUntagged(v float64) {
 	if s := l.first.Load(); s != nil && len(l.rest) == 0 {
 		if ok, w := s.tryAdd(v); ok {

@@ -260,7 +260,10 @@ func intSumFull(w uint64) bool { return uint64(int64(w)+intSumMax) >= 2*intSumMa
 // errors (it is set only while a delta reader reads; keptErr then keeps
 // the addition's rounding error, as add would have), about one add in 64
 // to an integer cell (a Count's, an integer Sum's), a probe for
-// contention, or an integer Sum that reached ±2^61.
+// contention, or an integer Sum that reached ±2^61. Each record site
+// writes out the test and the call (and tries tryAdd, then tryAddFloat):
+// one helper doing both would cost the inliner 110, past its budget of
+// 80, and a call on every record.
 func (s *Series) followUp(w uint64) bool {
 	switch s.fast {
 	case fastCount:
