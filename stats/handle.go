@@ -12,8 +12,10 @@ import (
 // Bind (and a view unregistered and registered again).
 //
 // Cost: Record is two atomic loads and, per view, the load of the series
-// the handle resolved and its update (a compare-and-swap for a counter),
-// with no context lookup, no hashing and no allocation. The first record
+// the handle resolved and its update, with no context lookup, no hashing
+// and no allocation. For the one view of a Count or a Sum (an integer
+// under 2^31) the update is one atomic add to the series' own cell,
+// without loading the series first. The first record
 // after a view change resolves the series as Record does. Safe for
 // concurrent use; goroutines recording through one handle at once update
 // per-P cells of the series once they contend.
@@ -35,7 +37,7 @@ func (m *Int64Measure) Bind(tags *tag.Map) *Int64Handle {
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.
-func (h *Int64Handle) Record(v int64) { h.b.Record(float64(v)) }
+func (h *Int64Handle) Record(v int64) { h.b.RecordInt(v) }
 
 // Float64Handle is a Float64Measure bound to a tag set; see Int64Handle.
 type Float64Handle struct {

@@ -37,6 +37,9 @@ type boundState struct {
 	inline [2]atomic.Pointer[Series] // slots when there are at most 2 views
 	subs   *Subs
 	one    bool // one view: slots is inline[:1]
+	// cell is inline[0]'s cell word (see cellFinish): the one view's fast
+	// code while its series is a Count or an integer Sum, unstriped.
+	cell atomic.Uint32
 
 	slots []atomic.Pointer[Series] // slots[i] belongs to subs.Aggs[i]
 }
@@ -76,6 +79,9 @@ func (b *Bound) install(st *boundState) *boundState {
 			st.slots = make([]atomic.Pointer[Series], n)
 		}
 		st.one = len(subs.Aggs) == 1
+		if st.one {
+			st.cell.Store(subs.Aggs[0].cellKind())
+		}
 	}
 	b.st.Store(st)
 	return st
@@ -113,6 +119,27 @@ func (b *Bound) Record(v float64) {
 		return
 	}
 	b.record(st, v)
+}
+
+// RecordInt is Record for an integer v (an Int64 measure's). Cost, for
+// the one view of a Count or an integer Sum with an unstriped series: the
+// loads of the state and the subscriber list, and one atomic add to the
+// series' own cell (no load of the series first); otherwise Record's.
+func (b *Bound) RecordInt(v int64) {
+	st := b.st.Load()
+	if k := st.cell.Load(); k != 0 && st.subs == b.m.subs.Load() {
+		d := uint64(1)
+		if k == uint32(fastIntSum) {
+			d = uint64(v)
+		}
+		if s := st.inline[0].Load(); s != nil && d+1<<31 < 1<<32 {
+			if w := s.addCell(d); cellFollowUp(w) {
+				s.cellFinish(&st.cell, &st.inline[0], w, float64(v))
+			}
+			return
+		}
+	}
+	b.Record(float64(v))
 }
 
 // record is Record's general path: a view change, every view, any series

@@ -20,15 +20,35 @@ func countOf(t *testing.T, a *Aggregator) int64 {
 // A handle's series is sealed, revived by the handle's record, then freed:
 // the next record goes to the successor, which the handle then keeps.
 func TestBoundFollowsEviction(t *testing.T) {
+	forRecorders(t, testBoundFollowsEviction)
+}
+
+// boundRecorders are the two ways to record through a Bound: Record, and
+// RecordInt, which adds to a Count's or an integer Sum's own cell.
+var boundRecorders = []struct {
+	name string
+	rec  func(b *Bound, v int64)
+}{
+	{"Record", func(b *Bound, v int64) { b.Record(float64(v)) }},
+	{"RecordInt", (*Bound).RecordInt},
+}
+
+func forRecorders(t *testing.T, test func(t *testing.T, rec func(*Bound, int64))) {
+	for _, r := range boundRecorders {
+		t.Run(r.name, func(t *testing.T) { test(t, r.rec) })
+	}
+}
+
+func testBoundFollowsEviction(t *testing.T, rec func(*Bound, int64)) {
 	m := &Measure{Name: "bound/evict"}
 	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	m.Subscribe(a)
 	r := a.AddReader()
 	b := m.Bind(tagsOf("k", "x"))
-	b.Record(1)
+	rec(b, 1)
 	s := a.AppendSeries(nil)[0]
 	s.Evict()
-	b.Record(1) // revives s
+	rec(b, 1) // revives s
 	if s.Sealed() || countOf(t, a) != 2 {
 		t.Fatalf("after revival: sealed %v, count %d; want live, 2", s.Sealed(), countOf(t, a))
 	}
@@ -38,8 +58,8 @@ func TestBoundFollowsEviction(t *testing.T) {
 	if a.Len() != 0 {
 		t.Fatalf("not freed: %d series", a.Len())
 	}
-	b.Record(1)
-	b.Record(1)
+	rec(b, 1)
+	rec(b, 1)
 	n := a.AppendSeries(nil)
 	if len(n) != 1 || n[0] == s || n[0].ReadCount() != 2 {
 		t.Fatalf("successor %v (of %p): want one new series counting 2", n, s)
@@ -53,22 +73,26 @@ func TestBoundFollowsEviction(t *testing.T) {
 // into the new aggregator of a view unregistered and registered again, not
 // into the detached one.
 func TestBoundFollowsSubscriptions(t *testing.T) {
+	forRecorders(t, testBoundFollowsSubscriptions)
+}
+
+func testBoundFollowsSubscriptions(t *testing.T, rec func(*Bound, int64)) {
 	m := &Measure{Name: "bound/subs"}
 	b := m.Bind(tagsOf("k", "x"))
-	b.Record(1) // no view: dropped
+	rec(b, 1) // no view: dropped
 	a1 := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	m.Subscribe(a1)
-	b.Record(1)
+	rec(b, 1)
 	if got := countOf(t, a1); got != 1 {
 		t.Fatalf("first view: got count %d; want 1", got)
 	}
 	m.Unsubscribe(a1)
 	a1.Detach()
-	b.Record(1) // no view again
+	rec(b, 1) // no view again
 	a2 := NewAggregator(KindCount, []string{"k"}, nil, 0)
 	m.Subscribe(a2)
-	b.Record(1)
-	b.Record(1)
+	rec(b, 1)
+	rec(b, 1)
 	if got := countOf(t, a2); got != 2 {
 		t.Errorf("view registered again: got count %d; want 2", got)
 	}
@@ -78,7 +102,7 @@ func TestBoundFollowsSubscriptions(t *testing.T) {
 	// Two views: each gets every record.
 	a3 := NewAggregator(KindSum, nil, nil, 0)
 	m.Subscribe(a3)
-	b.Record(5)
+	rec(b, 5)
 	if got := countOf(t, a2); got != 3 {
 		t.Errorf("count view: got %d; want 3", got)
 	}
@@ -91,8 +115,22 @@ func TestBoundFollowsSubscriptions(t *testing.T) {
 // series and a second view is subscribed and unsubscribed: the reader's
 // totals of the first view equal the records exactly.
 func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
+	forRecorders(t, testBoundEvictRacesRecorders)
+}
+
+func testBoundEvictRacesRecorders(t *testing.T, rec func(*Bound, int64)) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		t.Run(map[Kind]string{KindCount: "count", testIntSum: "intsum"}[kind], func(t *testing.T) { boundEvictRace(t, rec, kind) })
+	}
+}
+
+func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 	m := &Measure{Name: "bound/race"}
-	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	a := newTestAgg(kind, []string{"k"}, nil, 0)
+	value := (*Series).ReadCount
+	if kind == testIntSum {
+		value = func(s *Series) int64 { return int64(s.ReadSum()) }
+	}
 	m.Subscribe(a)
 	r := a.AddReader()
 	b := m.Bind(tagsOf("k", "x"))
@@ -109,7 +147,7 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 			started.Done()
 			<-start
 			for !stop.Load() {
-				b.Record(1)
+				rec(b, 1)
 				recorded[g]++
 			}
 		}()
@@ -120,7 +158,7 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 	read := func() {
 		seq := a.SealSeq()
 		for _, s := range a.AppendSeries(nil) {
-			last[s] = s.ReadCount()
+			last[s] = value(s)
 		}
 		r.Ack(seq)
 		a.Sweep()

@@ -208,16 +208,83 @@ func (s *Series) tryAdd(v float64) (ok bool, w uint64) {
 	if atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&s.stripes))) != nil || s.fast-1 > fastIntSum-1 {
 		return false, 0 // striped or sealed, or not a Count or an integer Sum
 	}
-	p := (*uint64)(unsafe.Pointer(&s.word))
-	d := uint64(1)
-	if s.fast == fastIntSum {
-		if d = uint64(int64(v)); d+1<<31 >= 1<<32 || float64(int64(d)) != v {
-			return false, 0
-		}
+	d, ok := cellDelta(s.fast, v)
+	if !ok {
+		return false, 0
 	}
 	// Past a seal, the add counted nothing.
-	w = atomic.AddUint64(p, d)
+	w = atomic.AddUint64((*uint64)(unsafe.Pointer(&s.word)), d)
 	return !intSealed(w), w
+}
+
+// cellDelta returns what a record of v adds to the own cell of a series
+// whose fast code is k, fastCount or fastIntSum: 1 for a Count, v for an
+// integer Sum if v is an integer under 2^31 in magnitude (ok false
+// otherwise: add's exact path takes it).
+func cellDelta(k Kind, v float64) (d uint64, ok bool) {
+	if k != fastIntSum {
+		return 1, true
+	}
+	d = uint64(int64(v))
+	return d, d+1<<31 < 1<<32 && float64(int64(d)) == v
+}
+
+// Cells: a slot that caches the series of a measure's only view (a
+// Bound's, a Subs' for records without tags) also keeps, in its cell
+// word, the series' fast code while the series is a Count or an integer
+// Sum (0 otherwise, or once the series striped): a record then adds to
+// the series' own word with one atomic add, without loading the series'
+// fields first (tryAdd reads its stripes pointer and fast code, two loads
+// that wait for the series' address). The own word stays a correct cell
+// for any add at any time: a read sums it with the stripes, a seal seals
+// it, so a cell that went stale (the series striped, or was sealed and
+// its slot re-pointed) costs speed until cellFinish clears it, never a
+// record.
+
+// addCell adds d to the own cell of s (a Count's, an integer Sum's) and
+// returns the word it left, for cellFollowUp.
+func (s *Series) addCell(d uint64) uint64 {
+	return atomic.AddUint64((*uint64)(unsafe.Pointer(&s.word)), d)
+}
+
+// cellFollowUp reports whether addCell's add, which left w, needs
+// cellFinish: about one add in 64 (a probe for contention), a cell that
+// reached ±2^61 (an integer Sum's, which then stripes), or a sealed cell
+// (intSealed: past 2^61 too), where the add counted nothing.
+func cellFollowUp(w uint64) bool { return w*probeMul>>58 == 0 || intSumFull(w) }
+
+// cellFinish does what cellFollowUp found needed after addCell left w in
+// the own cell of s, the series in slot, for a record of v; cell is the
+// slot's cell word. A sealed cell counted nothing: the record goes on as
+// add takes it (to the revival or successor, which slot is pointed at;
+// the cell stays, a successor of one aggregator is a cell too). A sum
+// that reached 2^61 stripes the series; a probe that finds contention
+// does too; either way the cell is cleared and records take the striped
+// path. Not inlined.
+//
+//go:noinline
+func (s *Series) cellFinish(cell *atomic.Uint32, slot *atomic.Pointer[Series], w uint64, v float64) {
+	switch {
+	case intSealed(w):
+		s.add(v, slot)
+		return
+	case intSumFull(w):
+		s.inflate()
+	default:
+		s.probe(w)
+	}
+	if s.stripes.Load() != nil {
+		cell.Store(0)
+	}
+}
+
+// cellKind returns the fast code of a's series if they are cells (a
+// Count, an integer Sum), else 0.
+func (a *Aggregator) cellKind() uint32 {
+	if k := a.fastKind(); k == fastCount || k == fastIntSum {
+		return uint32(k)
+	}
+	return 0
 }
 
 // tryAddFloat is tryAdd for a float Sum: one load and compare-and-swap of
@@ -269,7 +336,7 @@ func (s *Series) followUp(w uint64) bool {
 	case fastCount:
 		return w&probeMask == 0
 	case fastIntSum:
-		return w*probeMul>>58 == 0 || intSumFull(w)
+		return cellFollowUp(w)
 	}
 	return s.agg.keepErrs.Load() // a float Sum: tryAdd handles no other kind
 }

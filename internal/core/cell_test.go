@@ -1,0 +1,155 @@
+package core
+
+import (
+	"sync"
+	"testing"
+)
+
+// cellBound returns a Bound of a measure whose one view is an aggregator
+// of kind (testIntSum: an integer Sum), after a first record of 1 has
+// resolved its series.
+func cellBound(t *testing.T, kind Kind) (*Bound, *Aggregator, *Series) {
+	t.Helper()
+	m := &Measure{Name: "cell"}
+	a := newTestAgg(kind, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	b := m.Bind(tagsOf("k", "x"))
+	b.RecordInt(1)
+	return b, a, a.AppendSeries(nil)[0]
+}
+
+// Only the one view of a Count or an integer Sum is a cell: a float Sum, a
+// distribution, a last value, and two views take Record's paths, and
+// every record still counts.
+func TestCellOnlyForIntegerCells(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		cell uint32
+	}{{KindCount, uint32(fastCount)}, {testIntSum, uint32(fastIntSum)}, {KindSum, 0}, {KindDistribution, 0}, {KindLastValue, 0}} {
+		b, _, _ := cellBound(t, c.kind)
+		if got := b.st.Load().cell.Load(); got != c.cell {
+			t.Errorf("kind %d: cell %d; want %d", c.kind, got, c.cell)
+		}
+	}
+	m := &Measure{Name: "cell/two"}
+	a1, a2 := NewAggregator(KindCount, nil, nil, 0), NewAggregator(KindCount, nil, nil, 0)
+	m.Subscribe(a1)
+	m.Subscribe(a2)
+	b := m.Bind(nil)
+	for range 3 {
+		b.RecordInt(1)
+	}
+	if got := b.st.Load().cell.Load(); got != 0 {
+		t.Errorf("two views: cell %d; want 0", got)
+	}
+	if c1, c2 := countOf(t, a1), countOf(t, a2); c1 != 3 || c2 != 3 {
+		t.Errorf("two views: counts %d and %d; want 3 and 3", c1, c2)
+	}
+	if l := newSubs([]*Aggregator{a1, a2}); l.cell.Load() != 0 {
+		t.Error("a list of two views has a cell")
+	}
+	if l := newSubs([]*Aggregator{NewAggregator(KindCount, []string{"k"}, nil, 0)}); l.cell.Load() != 0 {
+		t.Error("a list whose view has tag keys has a cell (RecordUntagged does not serve it)")
+	}
+}
+
+// A cell whose series stripes (recorders on several cores) is cleared by
+// its next probe, and records then take the striped path; none is lost.
+func TestCellClearedOnceStriped(t *testing.T) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		b, _, s := cellBound(t, kind)
+		s.inflate()
+		for range 2000 { // about one probe in 64 adds
+			b.RecordInt(2)
+		}
+		if got := b.st.Load().cell.Load(); got != 0 {
+			t.Errorf("kind %d: cell %d after 2,000 records into a striped series; want 0", kind, got)
+		}
+		var got, want int64
+		if kind == KindCount {
+			got, want = s.ReadCount(), 1+2000
+		} else {
+			got, want = int64(s.ReadSum()), 1+4000
+		}
+		if got != want {
+			t.Errorf("kind %d: read %d; want %d", kind, got, want)
+		}
+	}
+}
+
+// Goroutines recording through one handle and one untagged list at once
+// stripe the series and lose nothing.
+func TestCellContendedConcurrentSafe(t *testing.T) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		b, a, s := cellBound(t, kind)
+		l := newSubs([]*Aggregator{newTestAgg(kind, nil, nil, 0)})
+		const G, N = 4, 20000
+		var wg sync.WaitGroup
+		for g := range G {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range N {
+					v := int64(g + i%3)
+					b.RecordInt(v)
+					l.RecordUntagged(float64(v))
+				}
+			}()
+		}
+		wg.Wait()
+		var want int64 = 1
+		if kind == KindCount {
+			want += G * N
+		} else {
+			for g := range G {
+				for i := range N {
+					want += int64(g + i%3)
+				}
+			}
+		}
+		read := func(s *Series) int64 {
+			if kind == KindCount {
+				return s.ReadCount()
+			}
+			return int64(s.ReadSum())
+		}
+		if got := read(s); got != want {
+			t.Errorf("kind %d: handle's series %d; want %d", kind, got, want)
+		}
+		if got := read(l.Aggs[0].AppendSeries(nil)[0]); got != want-1 {
+			t.Errorf("kind %d: untagged series %d; want %d", kind, got, want-1)
+		}
+		if n := a.Len(); n != 1 {
+			t.Errorf("kind %d: %d series; want 1", kind, n)
+		}
+	}
+}
+
+// An add through a cell that takes an integer Sum to 2^61 counts, stripes
+// the series and clears the cell: later records go to float stripes, far
+// from a seal's value. A value of 2^31 or more takes add's exact path.
+func TestCellIntegerSumPastLimit(t *testing.T) {
+	b, _, s := cellBound(t, testIntSum)
+	s.word.Store(uint64(intSumMax - 5))
+	b.RecordInt(10)
+	if !s.Striped() || b.st.Load().cell.Load() != 0 {
+		t.Fatalf("after an add past 2^61: striped %v, cell %d; want striped, 0", s.Striped(), b.st.Load().cell.Load())
+	}
+	b.RecordInt(1 << 40)
+	if got, want := s.ReadSum(), float64(intSumMax+5)+1<<40; got != want {
+		t.Errorf("sum = %v; want %v", got, want)
+	}
+	l := newSubs([]*Aggregator{newTestAgg(testIntSum, nil, nil, 0)})
+	l.RecordUntagged(1)
+	u := l.Aggs[0].AppendSeries(nil)[0]
+	neg := int64(-intSumMax + 3)
+	u.word.Store(uint64(neg))
+	l.RecordUntagged(-7)
+	l.RecordUntagged(0.5) // not an integer: add's path
+	if !u.Striped() || l.cell.Load() != 0 {
+		t.Fatalf("untagged, after an add past -2^61: striped %v, cell %d", u.Striped(), l.cell.Load())
+	}
+	if got, want := u.ReadSum(), float64(-intSumMax-4)+0.5; got != want {
+		t.Errorf("untagged sum = %v; want %v", got, want)
+	}
+}
