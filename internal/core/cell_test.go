@@ -1,9 +1,6 @@
 package core
 
-import (
-	"sync"
-	"testing"
-)
+import "testing"
 
 // cellBound returns a Bound of a measure whose one view is an aggregator
 // of kind (testIntSum: an integer Sum), after a first record of 1 has
@@ -84,19 +81,13 @@ func TestCellContendedConcurrentSafe(t *testing.T) {
 		b, a, s := cellBound(t, kind)
 		l := newSubs([]*Aggregator{newTestAgg(kind, nil, nil, 0)})
 		const G, N = 4, 20000
-		var wg sync.WaitGroup
-		for g := range G {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range N {
-					v := int64(g + i%3)
-					b.RecordInt(v)
-					l.RecordUntagged(float64(v))
-				}
-			}()
-		}
-		wg.Wait()
+		onGoroutines(G, func(g int) {
+			for i := range N {
+				v := int64(g + i%3)
+				b.RecordInt(v)
+				l.RecordUntagged(float64(v))
+			}
+		})
 		var want int64 = 1
 		if kind == KindCount {
 			want += G * N

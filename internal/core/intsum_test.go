@@ -116,18 +116,12 @@ func TestIntegerSumProbeStripes(t *testing.T) {
 	}
 	a, s := intSumSeries(t, 0)
 	const G, N = 4, 20000
-	var wg sync.WaitGroup
-	for g := range G {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m := NewTagMap(tagsOf("k", "v"))
-			for i := range N {
-				a.RecordMap(m, float64(g*3+i%5))
-			}
-		}()
-	}
-	wg.Wait()
+	onGoroutines(G, func(g int) {
+		m := NewTagMap(tagsOf("k", "v"))
+		for i := range N {
+			a.RecordMap(m, float64(g*3+i%5))
+		}
+	})
 	want := 0
 	for g := range G {
 		for i := range N {
@@ -137,4 +131,18 @@ func TestIntegerSumProbeStripes(t *testing.T) {
 	if got := s.ReadSum(); got != float64(want) {
 		t.Errorf("sum %v; want %d (striped %v)", got, want, s.Striped())
 	}
+}
+
+// onGoroutines runs f(0) to f(n-1) on n goroutines at once and waits for
+// them.
+func onGoroutines(n int, f func(g int)) {
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(g)
+		}()
+	}
+	wg.Wait()
 }
