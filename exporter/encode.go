@@ -68,6 +68,7 @@ func (t *stringTable) rollback(n int, strs []string) {
 // reused from one export to the next, so a steady-state export does not
 // allocate. Not safe for concurrent use (the Exporter serialises exports).
 type encoder struct {
+	vids        []uint32 // a row's value ids padded to its view's keys (core.PadValueIDs)
 	maxBytes    int
 	version     int // wire format version written: wire.Version or wire.Version2
 	temporality wire.Temporality
@@ -380,7 +381,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		// series using it is held (see core.Interned), and a payload's
 		// strings are written when it ends.
 		base := len(e.series)
-		e.series = a.AppendSeries(e.series)
+		e.series = v.AppendSeries(e.series) // at most len(v.Keys) values each
 		rows := e.series[base:]
 		e.strs = core.Interned() // after the series: holds their values
 		if e.sortRows {
@@ -404,7 +405,9 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				if !delta.Read(kind, s, st, e.buckets, &rv) {
 					continue
 				}
-				vids = s.ValueIDs()
+				// A row has a value for each of the view's keys: a
+				// series older than keys added to its view has fewer.
+				vids = core.PadValueIDs(&e.vids, s.ValueIDs(), len(v.KeyIDs))
 				start = rowStart(a, s, e.delta == nil || v.UpDown, st, &rv)
 			} else {
 				e.endRows(rowsOff, nRows)

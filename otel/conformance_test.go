@@ -320,9 +320,10 @@ type pair struct {
 var confKeys = []attribute.Key{"method", "code", "ok", "route"}
 
 // attrsOf draws an attribute set: a random subset of the keys with values
-// from small pools (strings, ints, bools), or, for the wide instrument, one
-// of many sets.
-func attrsOf(r *rand.Rand, wide bool) attribute.Set {
+// from small pools (strings, ints, bools), and with late a key no set had
+// before (an instrument's view grows it after exports read it); or, for
+// the wide instrument, one of many sets.
+func attrsOf(r *rand.Rand, wide, late bool) attribute.Set {
 	if wide {
 		return attribute.NewSet(attribute.Int("user", r.IntN(120)))
 	}
@@ -338,6 +339,9 @@ func attrsOf(r *rand.Rand, wide bool) attribute.Set {
 	}
 	if r.IntN(5) == 0 {
 		kvs = append(kvs, attribute.String("route", "/a/{id}"))
+	}
+	if late && r.IntN(6) == 0 {
+		kvs = append(kvs, attribute.Int("late", r.IntN(2)))
 	}
 	return attribute.NewSet(kvs...)
 }
@@ -511,7 +515,13 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 	sdkP := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithCardinalityLimit(limit))
 	defer sdkP.Shutdown(ctx)
 	prefix := fmt.Sprintf("conf%s%d.", temporality, seed)
-	zsP := zotel.NewMeterProvider(append(declareKeys(), zotel.WithViewPrefix(prefix), zotel.WithCardinalityLimit(limit))...)
+	// Seed 0 declares the keys of the workload up front; the others let
+	// every view start with the keys of its first set and grow the rest.
+	var declared []zotel.Option
+	if seed == 0 {
+		declared = declareKeys()
+	}
+	zsP := zotel.NewMeterProvider(append(declared, zotel.WithViewPrefix(prefix), zotel.WithCardinalityLimit(limit))...)
 	defer zsP.Shutdown(ctx)
 	enc, err := otlp.NewEncoder(zt, exporter.Resource{})
 	if err != nil {
@@ -530,7 +540,7 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 	for round := range 4 {
 		for range 3000 {
 			p := pairs[r.IntN(len(pairs))]
-			set := attrsOf(r, p == wide)
+			set := attrsOf(r, p == wide, round >= 2)
 			v := value(r, p)
 			record(p.sdkI, v, set)
 			record(p.zsI, v, set)
@@ -574,7 +584,7 @@ func newObservables(t *testing.T, r *rand.Rand, sdkM, zsM metric.Meter) *observa
 	t.Helper()
 	o := &observables{}
 	for range 6 {
-		o.sets = append(o.sets, attrsOf(r, false))
+		o.sets = append(o.sets, attrsOf(r, false, false))
 	}
 	slices.SortFunc(o.sets, func(a, b attribute.Set) int {
 		return strings.Compare(a.Encoded(attribute.DefaultEncoder()), b.Encoded(attribute.DefaultEncoder()))

@@ -36,19 +36,25 @@
 //
 // Attribute sets become zerostat tags: the key is the attribute's key, the
 // value attribute.Value.Emit (so 200, true and "GET" all export as
-// strings). A zerostat view groups by a fixed set of tag keys: an
-// instrument's keys are those of its first measurement plus any declared
-// with WithAttributeKeys (and otel.metric.overflow). The instruments of the
-// HTTP and RPC semantic conventions (http.server.request.duration,
-// rpc.server.call.duration and the others otelhttp and otelgrpc record)
-// also have every key their convention defines, since they record some
-// only on some requests (http.route, server.port, error.type); absent keys
-// are not exported. An attribute whose key
-// is not among them, or whose value is not a valid tag value (up to 255
-// printable ASCII bytes), is left out of the grouping: the measurement
-// still counts, in the point without that attribute, and the first such
-// attribute of each key is reported through otel.Handle. An empty string
-// value is the same as an absent attribute.
+// strings). Every attribute set is a point of its own, as in the OTel
+// SDK: an instrument's view starts with the keys of its first measurement,
+// those declared with WithAttributeKeys, otel.metric.overflow and, for the
+// instruments of the HTTP and RPC semantic conventions
+// (http.server.request.duration, rpc.server.call.duration and the others
+// otelhttp and otelgrpc record), every key their convention defines; a
+// later set with a key the view lacks adds it (core.GrowView: a set-up
+// cost, once per key, under the instrument's lock). The points recorded
+// before keep their attributes; a key a point lacks is not exported. Each
+// added key costs every later series 4 bytes, and exporters rebuild
+// their naming of the view once; declaring the keys up front avoids both.
+// In the msgpack wire format a view's keys are sorted by name but for
+// those added, which follow in the order they came.
+//
+// An attribute whose key is not a valid tag key, or whose value is not a
+// valid tag value (up to 255 printable ASCII bytes), is left out of the
+// grouping: the measurement still counts, in the point without that
+// attribute, and the first such attribute of each key is reported through
+// otel.Handle. An empty string value is the same as an absent attribute.
 //
 // # Cardinality limit
 //
@@ -94,7 +100,9 @@
 // the SDK's ManualReader data with what zerostat's OTLP encoder sends;
 // they are identical but for these, by design:
 //
-//   - the key set of an instrument is fixed (see Attributes);
+//   - an attribute whose key or value is not a valid zerostat tag's is
+//     left out of its point, and an empty string value is as absent (see
+//     Attributes);
 //   - attribute values export as strings, otel.metric.overflow too;
 //   - the cardinality limit bounds the sets an instrument ever bound; the
 //     SDK's delta readers apply it per collection cycle;

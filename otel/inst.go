@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -69,6 +70,7 @@ type inst struct {
 
 	mu       sync.Mutex
 	view     atomic.Pointer[view.View] // nil until the first measurement
+	cv       *core.View                // the view as published (GrowView replaces it); nil if it cannot grow
 	keys     map[attribute.Key]tag.Key // the view's attribute keys
 	n        int                       // entries in tab (the overflow entry not counted)
 	overflow *entry                    // records of attribute sets past the limit
@@ -276,9 +278,44 @@ func (i *inst) register(first *attribute.Set) error {
 	if err := view.Register(v); err != nil {
 		return fmt.Errorf("otel: instrument %q: %w", i.spec.name, err)
 	}
+	// The view grows a key for each attribute key a later set brings
+	// (addKey). Made growable before its first series, which bind records
+	// after this returns.
+	if cv := core.FindView(v.Name); cv != nil {
+		if err := cv.Agg.MakeGrowable(); err != nil {
+			// Only if something else recorded into the instrument's
+			// measure first: the key set stays fixed.
+			otel.Handle(fmt.Errorf("otel: instrument %q: its attribute keys cannot grow: %w", i.spec.name, err))
+		} else {
+			i.cv = cv
+		}
+	}
 	i.keys = keys
 	i.view.Store(v)
 	return nil
+}
+
+// addKey adds k to the view's keys (core.GrowView), reporting whether the
+// view now groups by it. Called under mu, before binding a set that has
+// k: no handle bound before has k, so none resolved a series without it
+// that it should have had (see core.Aggregator.AddKeys).
+func (i *inst) addKey(k attribute.Key) (tag.Key, bool) {
+	if i.cv == nil {
+		return tag.Key{}, false
+	}
+	tk, err := tag.NewKey(string(k))
+	if err != nil {
+		i.warn(k, fmt.Errorf("otel: instrument %q: attribute key %q cannot be a zerostat tag key (1 to 255 printable ASCII bytes): its measurements are aggregated without it: %w", i.spec.name, k, err))
+		return tag.Key{}, false
+	}
+	cv, err := core.GrowView(i.cv, []string{tk.Name()})
+	if err != nil {
+		i.warn(k, fmt.Errorf("otel: instrument %q: attribute %q: %w", i.spec.name, k, err))
+		return tag.Key{}, false
+	}
+	i.cv = cv
+	i.keys[k] = tk
+	return tk, true
 }
 
 func aggregationOf(s *instSpec) *view.Aggregation {
@@ -293,27 +330,31 @@ func aggregationOf(s *instSpec) *view.Aggregation {
 	return view.Sum()
 }
 
-// mutators returns the tag mutators of set's attributes that the view
-// groups by. An attribute outside the view's keys or whose value is not a
-// valid tag value is left out of the grouping (the measurement still
+// mutators returns the tag mutators of set's attributes, adding to the
+// view's keys those it lacks (addKey). An attribute whose key or value
+// cannot be a tag's is left out of the grouping (the measurement still
 // counts, in the point without it), reported once per key through
-// otel.Handle.
+// otel.Handle. Called under mu.
 func (i *inst) mutators(set *attribute.Set) []tag.Mutator {
 	muts := make([]tag.Mutator, 0, set.Len())
 	for it := set.Iter(); it.Next(); {
 		kv := it.Attribute()
+		val := kv.Value.Emit()
+		if val == "" {
+			continue // the same as an absent attribute
+		}
+		if !core.ValidValue(val) {
+			i.warn(kv.Key, fmt.Errorf("otel: instrument %q: attribute %q: value %.40q is not a zerostat tag value (up to 255 printable ASCII bytes): aggregated without it: %w", i.spec.name, kv.Key, val, tag.ErrInvalidValue))
+			continue
+		}
 		tk, ok := i.keys[kv.Key]
 		if !ok {
-			i.warn(kv.Key, fmt.Errorf("otel: instrument %q: attribute %q is not among the keys of its view (the keys of its first measurement or WithAttributeKeys): its measurements are aggregated without it", i.spec.name, kv.Key))
-			continue
+			// A key the view lacks: it grows one.
+			if tk, ok = i.addKey(kv.Key); !ok {
+				continue
+			}
 		}
-		val := kv.Value.Emit()
-		m := tag.Upsert(tk, val)
-		if _, err := tag.New(context.Background(), m); err != nil {
-			i.warn(kv.Key, fmt.Errorf("otel: instrument %q: attribute %q: value %.40q is not a zerostat tag value (up to 255 printable ASCII bytes): aggregated without it: %w", i.spec.name, kv.Key, val, err))
-			continue
-		}
-		muts = append(muts, m)
+		muts = append(muts, tag.Upsert(tk, val))
 	}
 	return muts
 }

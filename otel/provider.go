@@ -51,10 +51,12 @@ func WithCardinalityLimit(n int) Option { return func(c *config) { c.limit = n }
 func WithViewPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithAttributeKeys declares the attribute keys of the instrument named
-// instrument (its name without the view prefix). A zerostat view groups by
-// a fixed key set: without this option an instrument's keys are those of
-// its first measurement (see the package documentation). Keys may be
-// declared for instruments that do not exist yet.
+// instrument (its name without the view prefix). Without it an
+// instrument's view starts with the keys of its first measurement and
+// adds each key a later one brings (see Attributes in the package
+// documentation); declared keys are there from the start, which spares
+// the view those additions. Keys may be declared for instruments that do
+// not exist yet.
 func WithAttributeKeys(instrument string, keys ...attribute.Key) Option {
 	return func(c *config) {
 		if c.keys == nil {

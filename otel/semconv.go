@@ -4,15 +4,15 @@ import "go.opentelemetry.io/otel/attribute"
 
 // conventionKeys are the attribute keys the OpenTelemetry semantic
 // conventions define for the metrics that instrumentation libraries
-// record through this provider: a view groups by a fixed key set (see
-// Attributes in the package documentation), and these instruments record
-// some of their keys only on some measurements (http.route once a mux
-// pattern matched, server.port when not the scheme's default, error.type
-// on a failure). Without the declaration, an instrument whose first
-// measurement lacked one of them would aggregate every later measurement
-// without it. An absent key costs a series 4 bytes and is not exported
-// (the SDK's points carry only the attributes recorded), so declaring
-// more than an instrument records changes nothing a backend receives.
+// record through this provider. These instruments record some of their
+// keys only on some measurements (http.route once a mux pattern matched,
+// server.port when not the scheme's default, error.type on a failure):
+// declared, they are among the view's keys from the start, so that the
+// view need not add them one at a time, each time rebuilding every
+// exporter's naming of it (see Attributes in the package documentation).
+// An absent key costs a series 4 bytes and is not exported (the SDK's
+// points carry only the attributes recorded), so declaring more than an
+// instrument records changes nothing a backend receives.
 //
 // The keys are those of semantic conventions v1.43.0 (httpconv and
 // rpcconv: each metric's required attributes and its Attr methods), what

@@ -372,16 +372,40 @@ type Data struct {
 }
 
 func (r *registered) data(end time.Time) *Data {
-	return &Data{View: r.view, Start: r.agg.Start(), End: end, Rows: r.rows()}
+	rows, keys := r.rowsKeys()
+	v := r.view
+	if len(keys) != len(v.TagKeys) {
+		// Keys were added (a growable view of the otel package): the
+		// exporter sees the view with all of them.
+		c := *v
+		c.TagKeys = sortedKeys(keys)
+		v = &c
+	}
+	return &Data{View: v, Start: r.agg.Start(), End: end, Rows: rows}
 }
 
 func (r *registered) rows() []*Row {
+	rows, _ := r.rowsKeys()
+	return rows
+}
+
+// rowsKeys returns the rows and the keys (view order) they were read with.
+func (r *registered) rowsKeys() ([]*Row, []tag.Key) {
 	series := r.agg.AppendSeries(nil)
 	strs := core.Interned() // after AppendSeries: holds their values
+	keys := r.keys
+	if names := r.agg.Keys(); len(names) != len(keys) { // after AppendSeries too
+		keys = make([]tag.Key, len(names))
+		for i, n := range names {
+			keys[i], _ = tag.NewKey(n) // valid: a key's name once
+		}
+	}
 	slices.SortFunc(series, func(a, b *core.Series) int {
 		va, vb := a.ValueIDs(), b.ValueIDs()
-		for i := range va {
-			if c := strings.Compare(strs[va[i]], strs[vb[i]]); c != 0 {
+		// By name, the first len(r.keys) (every series has them); a key
+		// added later (a growable view) sorts after, absent first.
+		for i := range max(len(va), len(vb)) {
+			if c := strings.Compare(strs[valueID(va, i)], strs[valueID(vb, i)]); c != 0 {
 				return c
 			}
 		}
@@ -389,21 +413,40 @@ func (r *registered) rows() []*Row {
 	})
 	rows := make([]*Row, len(series), len(series)+1)
 	for i, s := range series {
-		rows[i] = &Row{Tags: r.tags(strs, s.ValueIDs()), Data: r.aggData(s)}
+		rows[i] = &Row{Tags: tags(keys, strs, s.ValueIDs(), len(keys) != len(r.keys)), Data: r.aggData(s)}
 	}
 	if o := r.agg.Overflow(); o != nil {
-		tags := make([]tag.Tag, len(r.keys))
-		for i, k := range r.keys {
+		tags := make([]tag.Tag, len(keys))
+		for i, k := range sortedKeys(keys) {
 			tags[i] = tag.Tag{Key: k, Value: OverflowValue}
 		}
 		rows = append(rows, &Row{Tags: tags, Data: r.aggData(o), overflow: true})
 	}
-	return rows
+	return rows, keys
 }
 
-// tags returns the row's tags sorted by key name (vids are in that order),
-// leaving out absent keys (id 0, "").
-func (r *registered) tags(strs []string, vids []uint32) []tag.Tag {
+// valueID returns vids[i], or 0 (absent) past its end.
+func valueID(vids []uint32, i int) uint32 {
+	if i < len(vids) {
+		return vids[i]
+	}
+	return 0
+}
+
+// sortedKeys returns keys sorted by name (keys itself when it is).
+func sortedKeys(keys []tag.Key) []tag.Key {
+	byName := func(a, b tag.Key) int { return strings.Compare(a.Name(), b.Name()) }
+	if slices.IsSortedFunc(keys, byName) {
+		return keys
+	}
+	return slices.SortedFunc(slices.Values(keys), byName)
+}
+
+// tags returns the row's tags sorted by key name, leaving out absent keys
+// (id 0, ""). vids are in the order of keys: by name, then (grown set) any
+// keys added to a growable view; they may be shorter (keys added after
+// the series).
+func tags(keys []tag.Key, strs []string, vids []uint32, grown bool) []tag.Tag {
 	n := 0
 	for _, id := range vids {
 		if id != 0 {
@@ -416,8 +459,11 @@ func (r *registered) tags(strs []string, vids []uint32) []tag.Tag {
 	tags := make([]tag.Tag, 0, n)
 	for i, id := range vids {
 		if id != 0 {
-			tags = append(tags, tag.Tag{Key: r.keys[i], Value: strs[id]})
+			tags = append(tags, tag.Tag{Key: keys[i], Value: strs[id]})
 		}
+	}
+	if grown {
+		slices.SortFunc(tags, func(a, b tag.Tag) int { return strings.Compare(a.Key.Name(), b.Key.Name()) })
 	}
 	return tags
 }

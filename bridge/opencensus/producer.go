@@ -3,6 +3,7 @@ package opencensus
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -191,6 +192,16 @@ func toMetric(v *view.View, rows []*view.Row, now time.Time, res *resource.Resou
 	for _, k := range v.TagKeys {
 		keys = append(keys, metricdata.LabelKey{Key: k.Name()})
 	}
+	// A growable view (an otel instrument's) may have gained keys since v
+	// was registered: its rows say which.
+	for _, r := range rows {
+		for _, t := range r.Tags {
+			if !r.IsOverflow() && !slices.ContainsFunc(keys, func(k metricdata.LabelKey) bool { return k.Key == t.Key.Name() }) {
+				keys = append(keys, metricdata.LabelKey{Key: t.Key.Name()})
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b metricdata.LabelKey) int { return strings.Compare(a.Key, b.Key) })
 	if last := rows[len(rows)-1]; isOverflow(last) {
 		keys = append(keys, metricdata.LabelKey{Key: view.OverflowKey.Name()})
 	}

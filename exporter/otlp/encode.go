@@ -281,8 +281,8 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			fixed += lenFieldSize(8 * len(bounds))
 		}
 	}
-	e.series = a.AppendSeries(e.series[:0])
-	e.strs = core.Interned() // after the series: holds their values
+	e.series = v.AppendSeries(e.series[:0]) // at most len(v.Keys) values each
+	e.strs = core.Interned()                // after the series: holds their values
 	overflow := a.Overflow()
 	if overflow != nil {
 		e.series = append(e.series, overflow)

@@ -257,9 +257,11 @@ func (x *seriesSorter) Len() int      { return len(x.s) }
 func (x *seriesSorter) Swap(i, j int) { x.s[i], x.s[j] = x.s[j], x.s[i] }
 func (x *seriesSorter) Less(i, j int) bool {
 	a, b := x.s[i].ValueIDs(), x.s[j].ValueIDs()
-	for k := range a {
-		if a[k] != b[k] {
-			if c := strings.Compare(x.strs[a[k]], x.strs[b[k]]); c != 0 {
+	for k := range max(len(a), len(b)) {
+		// Past a series' values (keys added to its view since), absent.
+		ak, bk := core.ValueID(a, k), core.ValueID(b, k)
+		if ak != bk {
+			if c := strings.Compare(x.strs[ak], x.strs[bk]); c != 0 {
 				return c < 0
 			}
 		}
@@ -292,9 +294,9 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 			h.fams[v] = fam
 		}
 		fam.seen = h.gen
-		changes := v.Agg.Changes() // before AppendSeries (see Changes)
-		h.scratch = v.Agg.AppendSeries(h.scratch[:0])
-		strs := core.Interned() // after AppendSeries: holds their values
+		changes := v.Agg.Changes()                // before AppendSeries (see Changes)
+		h.scratch = v.AppendSeries(h.scratch[:0]) // at most len(v.Keys) values each
+		strs := core.Interned()                   // after AppendSeries: holds their values
 		if changes != fam.changes || len(h.scratch) != len(fam.series) {
 			fam.changes = changes
 			fam.series = append(fam.series[:0], h.scratch...)
@@ -364,7 +366,7 @@ func (h *Handler) appendLabels(fam *family, s *core.Series, strs []string) []byt
 			lb = append(lb, fam.labelHeads[i]...)
 			continue
 		}
-		val := strs[vids[l.Tag]]
+		val := strs[core.ValueID(vids, l.Tag)]
 		if val == "" {
 			continue // an absent tag: Prometheus treats empty labels as absent
 		}

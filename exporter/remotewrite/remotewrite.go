@@ -313,7 +313,7 @@ func (w *Writer) encode(ts int64) {
 			w.fams[v] = f
 		}
 		f.seen = w.gen
-		w.series = v.Agg.AppendSeries(w.series[:0])
+		w.series = v.AppendSeries(w.series[:0]) // at most len(v.Keys) values each
 		strs := core.Interned()
 		if f.kind == core.KindDistribution {
 			n := len(v.Agg.Bounds()) + 1
@@ -401,7 +401,11 @@ func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), ro
 // valueKey identifies a series by its tag values.
 func valueKey(s *core.Series, strs []string) string {
 	var b []byte
-	for _, id := range s.ValueIDs() {
+	vids := s.ValueIDs()
+	for len(vids) > 0 && vids[len(vids)-1] == 0 {
+		vids = vids[:len(vids)-1] // absent: as a series that lacks the key (one older than its view's added keys)
+	}
+	for _, id := range vids {
 		b = append(b, strs[id]...)
 		b = append(b, 0xff) // not in UTF-8: a separator no value holds
 	}
@@ -469,7 +473,7 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 				ls = append(ls, label{sl.name, sl.value})
 			}
 		case slotTag:
-			if val := strs[vids[sl.tag]]; val != "" {
+			if val := strs[core.ValueID(vids, sl.tag)]; val != "" {
 				ls = append(ls, label{sl.name, val})
 			}
 		case slotLe:

@@ -136,7 +136,7 @@ type Attribute struct {
 type View struct {
 	Name, Description, Unit string
 	Aggregation             Aggregation
-	Keys                    []string  // tag keys, sorted by name
+	Keys                    []string  // tag keys, in the order of Row.Values: by name, then any added to the view later
 	Bounds                  []float64 // distribution bucket bounds
 	Start                   time.Time // when aggregation started
 	Rows                    []Row

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"errors"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,11 +36,10 @@ var nextSlot atomic.Uint32
 // a reader still on the old table that misses falls through to the locked
 // path, which re-probes the current one.
 type Aggregator struct {
-	kind   Kind
-	keys   []string  // the view's tag keys, in internal order, unique
-	khs    []uint64  // HashString of each key
-	order  []int     // order[i]: position in keys of the i-th key by name
-	inv    []int     // inv[p]: name rank of keys[p]
+	kind Kind
+	// sch is the view's tag keys (see schema): replaced, never modified,
+	// when a growable aggregator's keys grow (AddKeys).
+	sch    atomic.Pointer[schema]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
 	start  time.Time // registration time
@@ -101,7 +102,11 @@ type Aggregator struct {
 	// intSum: a Sum whose series keep their own cell as an exact integer
 	// (IntegerSums).
 	intSum bool
-	ex     exemplars // only written by records with attachments (exemplar.go)
+	// growable: AddKeys may add keys (MakeGrowable). Set under mu before
+	// the first series, never cleared: its series' value ids carry their
+	// count (Series.ValueIDs).
+	growable bool
+	ex       exemplars // only written by records with attachments (exemplar.go)
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -118,8 +123,26 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 	}
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
-	a.keys = slices.Clone(keys)
-	slices.SortFunc(a.keys, func(x, y string) int {
+	a.sch.Store(newSchema(byName))
+	a.table.Store(newTable(8))
+	return a
+}
+
+// schema is an aggregator's tag keys in the two orders it uses: view
+// order, the order of Series.ValueIDs and of View.Keys (by name at
+// registration, then the keys AddKeys added, in the order added: a
+// series' values stay valid when keys are added), and internal order, by
+// (key hash, name), the order of tag sets, which project merges with.
+type schema struct {
+	names []string // view order
+	keys  []string // internal order
+	khs   []uint64 // HashString of each key, internal order
+	inv   []int    // inv[p]: view-order position of keys[p]
+}
+
+func newSchema(names []string) *schema {
+	sc := &schema{names: names, keys: slices.Clone(names)}
+	slices.SortFunc(sc.keys, func(x, y string) int {
 		hx, hy := HashString(x), HashString(y)
 		if less(hx, x, hy, y) {
 			return -1
@@ -129,26 +152,76 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		}
 		return 0
 	})
-	a.khs = make([]uint64, len(a.keys))
-	for i, k := range a.keys {
-		a.khs[i] = HashString(k)
+	sc.khs = make([]uint64, len(sc.keys))
+	sc.inv = make([]int, len(sc.keys))
+	for p, k := range sc.keys {
+		sc.khs[p] = HashString(k)
+		sc.inv[p] = slices.Index(names, k)
 	}
-	a.order = make([]int, len(byName))
-	a.inv = make([]int, len(byName))
-	for i, k := range byName {
-		a.order[i] = slices.Index(a.keys, k)
-		a.inv[a.order[i]] = i
+	return sc
+}
+
+// Keys returns the view's tag keys in view order (the order of
+// Series.ValueIDs): sorted by name, then those AddKeys added. Load them
+// after the series a reader reads (AppendSeries): every series it holds
+// has at most that many values. The caller must not modify them. Cost:
+// one atomic load.
+func (a *Aggregator) Keys() []string { return a.sch.Load().names }
+
+// MakeGrowable lets AddKeys add tag keys to the aggregator later. It must
+// be called before the first series exists (a growable aggregator's
+// series record how many values they have), and the aggregator must have
+// at least one key (records into a measure whose views have none skip the
+// tags altogether). Set-up cost.
+func (a *Aggregator) MakeGrowable() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.growable:
+		return nil
+	case len(a.sch.Load().names) == 0:
+		return errors.New("core: an aggregator without tag keys cannot grow")
+	case a.nextID > 0 || a.overflow.Load() != nil:
+		return errors.New("core: an aggregator can be made growable only before its first series")
 	}
-	a.table.Store(newTable(8))
-	return a
+	a.growable = true
+	return nil
+}
+
+// AddKeys adds to a growable aggregator's keys those of names it does not
+// have, after the others in view order, and returns the keys (view order)
+// and whether any was added. Every series keeps its values: it has the
+// value "" (absent) for the new keys, and its hash (see project) does not
+// change. A record resolves its series with the keys of the moment; a
+// TagMap or a bound handle that resolved a series before keys were added
+// keeps it (its cache), so add a key before recording tag sets that have
+// it. Set-up cost: a lock and the new schema.
+func (a *Aggregator) AddKeys(names []string) ([]string, bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.addKeysLocked(names)
+}
+
+func (a *Aggregator) addKeysLocked(names []string) ([]string, bool, error) {
+	old := a.sch.Load()
+	if !a.growable {
+		return old.names, false, errors.New("core: AddKeys of an aggregator not made growable")
+	}
+	next := slices.Clone(old.names)
+	for _, k := range names {
+		if !slices.Contains(next, k) {
+			next = append(next, k)
+		}
+	}
+	if len(next) == len(old.names) {
+		return old.names, false, nil
+	}
+	a.sch.Store(newSchema(next))
+	return next, true, nil
 }
 
 // Kind returns the aggregation kind.
 func (a *Aggregator) Kind() Kind { return a.kind }
-
-// NameOrder returns, for the i-th tag key in name order, its position in
-// Series.Values. The caller must not modify it.
-func (a *Aggregator) NameOrder() []int { return a.order }
 
 // Bounds returns the distribution bounds. The caller must not modify them.
 func (a *Aggregator) Bounds() []float64 { return a.shown }
@@ -300,13 +373,8 @@ func (a *Aggregator) recordSealed(s *Series, slot *atomic.Pointer[Series], v flo
 		var buf [16]string
 		vals := buf[:0]
 		strs := Interned() // after s, which holds its values
-		vids := s.ValueIDs()
-		for p := range a.keys {
-			if vids == nil {
-				vals = append(vals, "")
-			} else {
-				vals = append(vals, strs[vids[a.inv[p]]])
-			}
+		for _, id := range s.ValueIDs() {
+			vals = append(vals, strs[id])
 		}
 		var recorded bool
 		if s, recorded = a.obtainValues(s.hash, vals, v); s == nil {
@@ -421,45 +489,57 @@ func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
 	if s := a.overflow.Load(); s != nil {
 		return s, false
 	}
-	s := a.newSeries(0, make([]string, len(a.keys)), v)
+	s := a.newSeries(0, nil, v)
 	s.overflow, s.fast = true, fastNone // add counts its records
 	a.overflowed.Add(1)
 	a.overflow.Store(s)
 	return s, true
 }
 
-// project appends the value of each of the view's keys found in tags, or ""
-// when absent (OpenCensus does not tell a missing key from an empty value
-// either: both leave the tag out of the row), and returns the series hash.
-// Both lists are in internal order, so this is one merge.
+// project returns in dst the value of each of the view's keys found in
+// tags, in view order, or "" when absent (OpenCensus does not tell a
+// missing key from an empty value either: both leave the tag out of the
+// row), and the series hash. It merges the tags with the keys (both in
+// internal order) and combines the hash of each key and value present:
+// an absent key adds nothing, so the hash of a series does not change
+// when AddKeys adds a key, which its values lack.
 func (a *Aggregator) project(dst []string, tags []Tag) ([]string, uint64) {
+	sc := a.sch.Load()
+	n := len(sc.keys)
+	if cap(dst) < n {
+		dst = make([]string, n)
+	}
+	dst = dst[:n]
 	h := uint64(fnvOffset)
 	j := 0
-	for i, k := range a.keys {
-		kh := a.khs[i]
+	for p, k := range sc.keys {
+		kh := sc.khs[p]
 		for j < len(tags) && less(tags[j].KeyHash, tags[j].Key, kh, k) {
 			j++
 		}
-		if j < len(tags) && tags[j].KeyHash == kh && tags[j].Key == k {
-			dst = append(dst, tags[j].Value)
-			h = combine(h, tags[j].ValueHash)
+		if j < len(tags) && tags[j].KeyHash == kh && tags[j].Key == k && tags[j].Value != "" {
+			dst[sc.inv[p]] = tags[j].Value
+			h = combine(h, kh, tags[j].ValueHash)
 		} else {
-			dst = append(dst, "")
-			h = combine(h, emptyHash)
+			dst[sc.inv[p]] = ""
 		}
 	}
 	return dst, h ^ h>>29
 }
 
-// combine mixes one value hash into a series hash; the final h ^ h>>29 in
-// project spreads the high bits into the low ones the table indexes by.
-func combine(h, vh uint64) uint64 { return (h ^ vh) * fnvPrime }
+// combine mixes one present key's value hash into a series hash; the
+// final h ^ h>>29 in project spreads the high bits into the low ones the
+// table indexes by.
+func combine(h, kh, vh uint64) uint64 { return (h ^ vh ^ bits.RotateLeft64(kh, 17)) * fnvPrime }
 
-// hashValues is project's hash of vals, for tests.
-func hashValues(vals []string) uint64 {
+// hashValues is project's hash of vals (view order), for tests.
+func (a *Aggregator) hashValues(vals []string) uint64 {
+	sc := a.sch.Load()
 	h := uint64(fnvOffset)
-	for _, v := range vals {
-		h = combine(h, HashString(v))
+	for p, k := range sc.keys {
+		if i := sc.inv[p]; i < len(vals) && vals[i] != "" {
+			h = combine(h, HashString(k), HashString(vals[i]))
+		}
 	}
 	return h ^ h>>29
 }
@@ -550,14 +630,22 @@ func (t *seriesTable) rebuild(size int, ids *[]atomic.Pointer[Series]) *seriesTa
 	return n
 }
 
-// sameValues reports whether s is the series of vals (internal key order).
-// The interner table is loaded after s: it holds s's values, interned
-// before s was published.
+// sameValues reports whether s is the series of vals (view order). Either
+// may be the shorter, when keys were added between their resolutions: the
+// values past its end are "" (absent). The interner table is loaded after
+// s: it holds s's values, interned before s was published.
 func (a *Aggregator) sameValues(s *Series, vals []string) bool {
 	strs := Interned()
 	vids := s.ValueIDs()
-	for p, v := range vals {
-		if strs[vids[a.inv[p]]] != v {
+	for i := range max(len(vids), len(vals)) {
+		var x, y string
+		if i < len(vids) {
+			x = strs[vids[i]]
+		}
+		if i < len(vals) {
+			y = vals[i]
+		}
+		if x != y {
 			return false
 		}
 	}

@@ -199,12 +199,12 @@ func TestApplyKeepsOrder(t *testing.T) {
 func TestProjectMatchesHashValues(t *testing.T) {
 	a := NewAggregator(KindCount, []string{"z", "a", "m"}, nil, 0)
 	vals, h := a.project(nil, tagsOf("m", "1", "zz", "x", "a", "2"))
-	if h != hashValues(vals) {
+	if h != a.hashValues(vals) {
 		t.Error("project and hashValues disagree")
 	}
-	byName := make([]string, len(vals))
-	for i, p := range a.NameOrder() {
-		byName[i] = vals[p]
+	byName := vals // view order: by name
+	if fmt.Sprint(byName) != "[2 1 ]" {
+		t.Errorf("project gave %q; want the values of a, m and z", byName)
 	}
 	a.mu.Lock()
 	s := a.newSeries(h, vals, 1)

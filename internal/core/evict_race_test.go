@@ -147,7 +147,7 @@ func TestSnapshotNeverHoldsTwoSeriesOfOneTagSet(t *testing.T) {
 	var tags [][]Tag
 	for i := 0; len(tags) < 600; i++ {
 		v := fmt.Sprint("v", i)
-		if hashValues([]string{v})&1023 >= 1024-128 {
+		if a.hashValues([]string{v})&1023 >= 1024-128 {
 			tags = append(tags, tagsOf("k", v))
 		}
 	}

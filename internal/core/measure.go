@@ -77,7 +77,7 @@ func newSubs(aggs []*Aggregator) *Subs {
 	}
 	l := &Subs{Aggs: aggs, rest: make([]atomic.Pointer[Series], len(aggs)-1)}
 	for _, a := range aggs {
-		l.Tagged = l.Tagged || len(a.keys) > 0
+		l.Tagged = l.Tagged || len(a.Keys()) > 0
 	}
 	if len(aggs) == 1 && !l.Tagged {
 		l.cell.Store(aggs[0].cellKind())

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"errors"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,8 +16,12 @@ import (
 // to payload ids with an array lookup instead of hashing strings.
 type View struct {
 	Name, Description, Unit string
-	Keys                    []string // tag keys sorted by name
-	Agg                     *Aggregator
+	// Keys are the tag keys in the order of Series.ValueIDs: by name, then
+	// for a growable aggregator the keys added since it was registered
+	// (GrowView, which publishes a View with more keys in this one's
+	// place). A View is never modified once published.
+	Keys []string
+	Agg  *Aggregator
 	// Measure is the view's measure; Int reports an integer measure
 	// (stats.Int64), whose sums and last values export as integers.
 	Measure *Measure
@@ -54,6 +59,16 @@ func Views() []*View {
 // reachable (see RemoveView), not for the life of the process: per-tenant
 // or per-job views come and go without growing the interner.
 func AddView(v *View) {
+	internView(v)
+	regMu.Lock()
+	defer regMu.Unlock()
+	next := append(slices.Clone(Views()), v)
+	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
+	registry.Store(&next)
+}
+
+// internView interns v's names and keys (counted: see RemoveView).
+func internView(v *View) {
 	v.NameID, v.DescriptionID, v.UnitID = internValue(v.Name), internValue(v.Description), internValue(v.Unit)
 	if v.Help == "" {
 		v.Help = v.Description
@@ -67,27 +82,105 @@ func AddView(v *View) {
 	for i, k := range v.Keys {
 		v.KeyIDs[i] = internValue(k)
 	}
-	regMu.Lock()
-	defer regMu.Unlock()
-	next := append(slices.Clone(Views()), v)
-	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
-	registry.Store(&next)
 }
 
-// RemoveView unpublishes v. Its interned strings are released once v is
-// unreachable (an exporter that still holds it, in a snapshot or a cache
-// keyed by it, may still read them). Set-up cost.
+// FindView returns the published view named name, nil when none is.
+// Cost: a binary search of Views.
+func FindView(name string) *View {
+	vs := Views()
+	if i, ok := slices.BinarySearchFunc(vs, name, func(v *View, n string) int { return strings.Compare(v.Name, n) }); ok {
+		return vs[i]
+	}
+	return nil
+}
+
+// RemoveView unpublishes the view of v's aggregator (v, or the view
+// GrowView published in its place). Its interned strings are released
+// once it is unreachable (an exporter that still holds it, in a snapshot
+// or a cache keyed by it, may still read them). Set-up cost.
 func RemoveView(v *View) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	before := Views()
-	next := slices.DeleteFunc(slices.Clone(before), func(x *View) bool { return x == v })
-	registry.Store(&next)
-	if len(next) == len(before) {
+	i := slices.IndexFunc(before, func(x *View) bool { return x.Agg == v.Agg })
+	if i < 0 {
 		return // not published (or removed already): nothing to release
 	}
+	cur := before[i]
+	registry.Store(ptr(slices.Delete(slices.Clone(before), i, i+1)))
+	releaseViewOnceUnreachable(cur)
+}
+
+func ptr[T any](x T) *T { return &x }
+
+func releaseViewOnceUnreachable(v *View) {
 	ids := append([]uint32{v.NameID, v.DescriptionID, v.UnitID, v.HelpID}, v.KeyIDs...)
 	runtime.AddCleanup(v, releaseValues, ids)
+}
+
+// GrowView adds to the keys of the view of v's aggregator (which
+// Aggregator.MakeGrowable made growable) those of names it lacks, and
+// publishes a copy of that view with them in its place; it returns the
+// view now published (v's successor, or the current one when nothing was
+// added). The copy is published before any series can have a value for
+// a new key, and a reader that holds the previous view does not see such
+// series (View.AppendSeries): what it reads is consistent with its keys.
+// Delta state kept by aggregator carries over; state kept by view
+// (an exporter's naming of a view, say) is rebuilt for the successor, as
+// for a view registered anew. Set-up cost: locks, the copy, and interning
+// the copy's strings.
+func GrowView(v *View, names []string) (*View, error) {
+	a := v.Agg
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	regMu.Lock()
+	views := Views()
+	i := slices.IndexFunc(views, func(x *View) bool { return x.Agg == a })
+	regMu.Unlock()
+	if i < 0 {
+		return nil, errors.New("core: GrowView of a view not published")
+	}
+	cur := views[i]
+	keys, grew, err := a.addKeysLocked(names)
+	if err != nil || !grew {
+		return cur, err
+	}
+	next := *cur
+	next.Keys = keys
+	internView(&next)
+	// The successor is published first and the keys (a.sch, stored by
+	// addKeysLocked) are used by a series created after a.mu is released:
+	// create takes it.
+	regMu.Lock()
+	views = Views()
+	i = slices.IndexFunc(views, func(x *View) bool { return x.Agg == a })
+	swapped := slices.Clone(views)
+	swapped[i] = &next
+	registry.Store(&swapped)
+	regMu.Unlock()
+	releaseViewOnceUnreachable(cur)
+	return &next, nil
+}
+
+// AppendSeries appends the series of the view's aggregator to dst, as
+// Aggregator.AppendSeries does, leaving out those that have values for
+// keys added after this view (by GrowView: they are its successor's to
+// export, which a reader sees the next time it loads Views). Every series
+// it appends has at most len(v.Keys) values.
+func (v *View) AppendSeries(dst []*Series) []*Series {
+	base := len(dst)
+	dst = v.Agg.AppendSeries(dst)
+	if !v.Agg.growable || len(v.Agg.Keys()) == len(v.Keys) {
+		return dst
+	}
+	out := dst[:base]
+	for _, s := range dst[base:] {
+		if len(s.ValueIDs()) <= len(v.Keys) {
+			out = append(out, s)
+		}
+	}
+	clear(dst[len(out):])
+	return out
 }
 
 // The interner gives every string an exporter writes (view names, units,
@@ -267,3 +360,29 @@ func InternedLive() int {
 // the table: they do not change while it holds them. Cost: one atomic
 // load.
 func Interned() []string { return *internTab.Load() }
+
+// ValueID returns vids[i], or 0 (absent) past the end of vids: a series
+// of a growable view has no values for keys added after it. Cost: a
+// compare, inlined.
+func ValueID(vids []uint32, i int) uint32 {
+	if uint(i) < uint(len(vids)) {
+		return vids[i]
+	}
+	return 0
+}
+
+// PadValueIDs returns vids with n values: vids itself when it has them,
+// else a copy in *buf (reused) with 0 (absent) for the keys past its end
+// (a series older than keys added to its view). Cost: none in the common
+// case; a copy of a few ids otherwise, no allocation once buf has grown.
+func PadValueIDs(buf *[]uint32, vids []uint32, n int) []uint32 {
+	if len(vids) >= n {
+		return vids
+	}
+	b := append((*buf)[:0], vids...)
+	for len(b) < n {
+		b = append(b, 0)
+	}
+	*buf = b
+	return b
+}

@@ -48,7 +48,7 @@ type stripes struct {
 	dists []distCell      // Distribution: P cells
 }
 
-// newSeries creates the series of vals (internal key order) with v
+// newSeries creates the series of vals (view order) with v
 // recorded. Called under a.mu.
 func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	s := &Series{agg: a, fast: a.fastKind(), hash: h, start: time.Now().UnixNano()}
@@ -61,13 +61,24 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		a.gens = append(a.gens, 0)
 	}
 	s.gen = a.gens[s.id]
-	if len(vals) > 0 {
-		vids := make([]uint32, len(vals))
-		for i, p := range a.order {
-			// Interned once per distinct value, counted per series.
-			vids[i] = internValue(vals[p])
+	if n := len(a.sch.Load().names); n > 0 {
+		// In view order; vals may be shorter (resolved before AddKeys
+		// added keys): the rest are absent. A growable aggregator's
+		// series keep their count before the ids: keys may be added
+		// after them.
+		hdr := 0
+		if a.growable {
+			hdr = 1
 		}
-		s.vids = &vids[0]
+		vids := make([]uint32, hdr+n)
+		if hdr == 1 {
+			vids[0] = uint32(n)
+		}
+		for i, v := range vals {
+			// Interned once per distinct value, counted per series.
+			vids[hdr+i] = internValue(v)
+		}
+		s.vids = &vids[hdr]
 	}
 	if a.kind == KindDistribution {
 		s.dist = unsafe.Pointer(&newDistCells(1, len(a.bounds)+1)[0][0])
@@ -137,14 +148,20 @@ func (s *Series) ID() uint32 { return s.id }
 // registered reader has read it sealed.
 func (s *Series) Gen() uint16 { return s.gen }
 
-// ValueIDs returns the interned ids of the tag values in key-name order (0
-// for an absent key; Interned() maps them to strings). The caller must not
-// modify them.
+// ValueIDs returns the interned ids of the tag values in view order (the
+// order of Aggregator.Keys and View.Keys; 0 for an absent key; Interned()
+// maps them to strings). A series of a growable aggregator may have fewer
+// values than it has keys now (keys added after the series): the keys
+// past its values are absent; it never has more than the keys a reader
+// loaded after it. The caller must not modify them.
 func (s *Series) ValueIDs() []uint32 {
 	if s.vids == nil {
 		return nil
 	}
-	return unsafe.Slice(s.vids, len(s.agg.keys))
+	if s.agg.growable {
+		return unsafe.Slice(s.vids, *(*uint32)(unsafe.Add(unsafe.Pointer(s.vids), -4)))
+	}
+	return unsafe.Slice(s.vids, len(s.agg.sch.Load().names))
 }
 
 // NextID returns an upper bound of the IDs of the live series.

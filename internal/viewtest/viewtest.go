@@ -5,9 +5,13 @@
 package viewtest
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -55,4 +59,41 @@ func Equal(t testing.TB, name string, want map[string]float64) {
 	if !ok {
 		t.Errorf("%s: got %v; want %v", name, got, want)
 	}
+}
+
+// Growable registers a Count view named name over an Int64 measure of its
+// own, grouped by key "k", and makes its keys growable as the otel
+// package does (core.Aggregator.MakeGrowable); grow adds keys to it
+// (core.GrowView), record records 1 with tags kv ("key", "value", ...).
+// The view is unregistered when the test ends. Not safe for concurrent
+// use with another registration of name.
+func Growable(t testing.TB, name string) (grow func(keys ...string), record func(kv ...string)) {
+	t.Helper()
+	m := stats.Int64(name+"/m", "", stats.UnitDimensionless)
+	v := &view.View{Name: name, Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{tag.MustNewKey("k")}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(v) })
+	cv := core.FindView(name)
+	if err := cv.Agg.MakeGrowable(); err != nil {
+		t.Fatal(err)
+	}
+	grow = func(keys ...string) {
+		t.Helper()
+		if _, err := core.GrowView(cv, keys); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record = func(kv ...string) {
+		t.Helper()
+		var muts []tag.Mutator
+		for i := 0; i+1 < len(kv); i += 2 {
+			muts = append(muts, tag.Upsert(tag.MustNewKey(kv[i]), kv[i+1]))
+		}
+		if err := stats.RecordWithTags(context.Background(), muts, m.M(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return grow, record
 }

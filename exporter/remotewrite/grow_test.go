@@ -1,0 +1,43 @@
+package remotewrite
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zerostat/zerostat/internal/viewtest"
+)
+
+// TestGrownView: a view whose keys grew between two pushes (an otel
+// instrument's) writes each series with its own labels, and the first
+// push's series are not marked stale by the second: the successor view
+// has the family's name.
+func TestGrownView(t *testing.T) {
+	grow, record := viewtest.Growable(t, "rwgrow/requests")
+	w := newWriter(t, Options{})
+	record("k", "a")
+	if _, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	grow("late")
+	record("k", "a")
+	record("k", "a", "late", "x")
+	ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range only(ss, "rwgrow_") {
+		var ls []string
+		for _, l := range s.labels {
+			ls = append(ls, l.name+"="+l.value)
+		}
+		got = append(got, strings.Join(ls, ",")+" "+strconv.FormatFloat(s.value, 'g', -1, 64))
+	}
+	slices.Sort(got)
+	want := []string{"__name__=rwgrow_requests_total,k=a 2", "__name__=rwgrow_requests_total,k=a,late=x 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("series %q; want %q", got, want)
+	}
+}
