@@ -181,10 +181,8 @@ func Enable(opts Options) error {
 	for i, m := range c.ms {
 		c.ms2[i] = m.View.Measure.(*stats.Float64Measure)
 		if m.kind == histogram {
-			for _, cv := range core.Views() {
-				if cv.Name == m.View.Name {
-					c.aggs[i] = cv.Agg
-				}
+			if cv := core.FindView(m.View.Name); cv != nil {
+				c.aggs[i] = cv.Agg
 			}
 		}
 	}
