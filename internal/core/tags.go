@@ -97,12 +97,27 @@ func hashPrintable(s string) (uint64, bool) {
 	case n >= 4:
 		x = uint64(le.Uint32(b))<<32 | uint64(le.Uint32(b[n-4:]))
 		bad = unprintable(x)
-	case n > 0:
-		x = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
-		bad = unprintable(x | 0x2020202020<<24) // the 5 bytes above: spaces
+	default:
+		h, bad := hashShort(s)
+		return h, bad == 0
 	}
 	// Up to 16 bytes: one multiply.
 	return mix(x^seed^hk1, y^seed^hk0), bad == 0
+}
+
+// hashShort is hashPrintable for a string of up to 3 bytes (read as three
+// bytes, the middle one possibly twice), small enough to inline where a
+// call would cost as much: Mutator.Set, for a value such as "GET" or
+// "200".
+func hashShort(s string) (h, bad uint64) {
+	x := uint64(0x202020) // "": as three spaces (the length tells them apart)
+	if len(s) > 0 {
+		x = uint64(s[0])<<16 | uint64(s[len(s)>>1])<<8 | uint64(s[len(s)-1])
+	}
+	seed := hashSeed ^ uint64(len(s))
+	hi, lo := bits.Mul64(x^seed^hk1, seed^hk0)
+	// unprintable's test, on the three bytes.
+	return hi ^ lo, ((x-0x202020)&^x | (x + 0x010101) | x) & 0x808080
 }
 
 // unprintable returns a word whose byte i has its top bit set when byte i
@@ -268,7 +283,15 @@ func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
 // cannot forward from the narrower stores that wrote them (a stall of ~10
 // ns per layer). Cost: one pass over val, no allocation.
 func (m *Mutator) Set(op uint8, key string, kh uint64, val string, ttl int8) {
-	h, ok := hashPrintable(val)
+	var h uint64
+	var ok bool
+	if len(val) <= 3 {
+		var b uint64
+		h, b = hashShort(val)
+		ok = b == 0
+	} else {
+		h, ok = hashPrintable(val)
+	}
 	var bad uint32
 	if len(key) == 0 {
 		bad = badKey
