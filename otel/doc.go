@@ -47,6 +47,9 @@
 // before keep their attributes; a key a point lacks is not exported. Each
 // added key costs every later series 4 bytes, and exporters rebuild
 // their naming of the view once; declaring the keys up front avoids both.
+// A view groups by at most MaxAttributeKeys (128) attribute keys: an
+// attribute whose key would be one more is left out of the grouping as
+// below.
 // In the msgpack wire format a view's keys are sorted by name but for
 // those added, which follow in the order they came.
 //

@@ -303,6 +303,10 @@ func (i *inst) addKey(k attribute.Key) (tag.Key, bool) {
 	if i.cv == nil {
 		return tag.Key{}, false
 	}
+	if len(i.keys) >= MaxAttributeKeys {
+		i.warn(k, fmt.Errorf("otel: instrument %q: attribute %q: the view groups by %d attribute keys already (MaxAttributeKeys): its measurements are aggregated without it", i.spec.name, k, len(i.keys)))
+		return tag.Key{}, false
+	}
 	tk, err := tag.NewKey(string(k))
 	if err != nil {
 		i.warn(k, fmt.Errorf("otel: instrument %q: attribute key %q cannot be a zerostat tag key (1 to 255 printable ASCII bytes): its measurements are aggregated without it: %w", i.spec.name, k, err))

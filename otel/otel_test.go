@@ -223,6 +223,35 @@ func TestAttributeKeysGrow(t *testing.T) {
 	}
 }
 
+// TestAttributeKeyLimit: an instrument whose sets bring more keys than
+// MaxAttributeKeys groups by the first MaxAttributeKeys; a measurement's
+// attribute past them is left out of its point (which still counts it),
+// reported once per key.
+func TestAttributeKeyLimit(t *testing.T) {
+	h := &handler{}
+	otelglobal.SetErrorHandler(h)
+	defer otelglobal.SetErrorHandler(otelglobal.ErrorHandlerFunc(func(error) {}))
+	p := newProvider(t)
+	c, _ := p.Meter("m").Int64Counter("keys")
+	const n = zotel.MaxAttributeKeys + 10
+	for i := range n {
+		for range 2 {
+			c.Add(ctx, 1, metric.WithAttributes(attribute.String(fmt.Sprintf("key%03d", i), "v")))
+		}
+	}
+	rows := rowsOf(t, p, "keys")
+	want := []string{": 20"} // the measurements of the 10 keys past the bound
+	for i := range zotel.MaxAttributeKeys {
+		want = append(want, fmt.Sprintf("key%03d=v: 2", i))
+	}
+	check(t, "rows", rows, want...)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.errs) != 10 || !strings.Contains(h.errs[0].Error(), fmt.Sprintf(`"key%03d"`, zotel.MaxAttributeKeys)) {
+		t.Errorf("handled errors %v; want 10, the first naming key%03d", h.errs, zotel.MaxAttributeKeys)
+	}
+}
+
 // TestConventionKeys: an instrument of the HTTP semantic conventions keeps
 // the attributes its first measurement lacked (http.route, error.type),
 // and a key the convention does not define too, with nothing reported.

@@ -23,6 +23,15 @@ import (
 // (the limit counts that point, as the SDK's does).
 const DefaultCardinalityLimit = 2000
 
+// MaxAttributeKeys bounds the attribute keys an instrument's view groups
+// by (128, OpenTelemetry's default attribute count limit): each key costs
+// every later series 4 bytes and every exported point a look, so a key
+// that varies (an id used as a key name) must not grow them without
+// bound. A measurement's attribute with a key past the bound is left out
+// of its point's grouping (the measurement still counts) and reported once
+// through otel.Handle.
+const MaxAttributeKeys = 128
+
 // DefaultBoundaries are the OTel SDK's explicit bucket boundaries for a
 // histogram without advisory boundaries.
 var DefaultBoundaries = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}
