@@ -54,7 +54,7 @@ race:
 # and vetted for 386 instead, and the step says so.
 PKGS386 = ./internal/... ./tag ./stats ./view ./exporter/...
 test-386:
-	@if scripts/can-run-386.sh; then \
+	@if GO=$(GO) scripts/can-run-386.sh; then \
 	  GOARCH=386 $(GO) test -json -count=1 $(PKGS386) | ( $(TESTSUM) test-386 ); \
 	else \
 	  echo "test-386: this kernel cannot execute 386 binaries: building and vetting the 386 tests, not running them"; \

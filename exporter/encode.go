@@ -381,7 +381,11 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 		// series using it is held (see core.Interned), and a payload's
 		// strings are written when it ends.
 		base := len(e.series)
-		e.series = v.AppendSeries(e.series) // at most len(v.Keys) values each
+		var complete bool
+		e.series, complete = v.AppendSeries(e.series) // at most len(v.Keys) values each
+		if !complete {
+			st.LeftOut() // its keys grew since views was loaded: next snapshot
+		}
 		rows := e.series[base:]
 		e.strs = core.Interned() // after the series: holds their values
 		if e.sortRows {

@@ -301,6 +301,7 @@ func (i *inst) register(first *attribute.Set) error {
 // that it should have had (see core.Aggregator.AddKeys).
 func (i *inst) addKey(k attribute.Key) (tag.Key, bool) {
 	if i.cv == nil {
+		i.warn(k, fmt.Errorf("otel: instrument %q: attribute %q is not among the keys of its view, which cannot grow (see the error of its registration): its measurements are aggregated without it", i.spec.name, k))
 		return tag.Key{}, false
 	}
 	if len(i.keys) >= MaxAttributeKeys {

@@ -221,7 +221,10 @@ func validName(name string) error {
 
 // Views returns the zerostat views the provider's instruments registered
 // so far (an instrument registers its view with its first measurement), in
-// instrument creation order. Safe for concurrent use.
+// instrument creation order. A view's TagKeys are those it was registered
+// with: the keys its instrument added since (see Attributes in the package
+// documentation) are in its rows (view.RetrieveData) and in what
+// exporters send. Safe for concurrent use.
 func (p *MeterProvider) Views() []*view.View {
 	p.mu.Lock()
 	insts := slices.Clone(p.order)

@@ -281,8 +281,12 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			fixed += lenFieldSize(8 * len(bounds))
 		}
 	}
-	e.series = v.AppendSeries(e.series[:0]) // at most len(v.Keys) values each
-	e.strs = core.Interned()                // after the series: holds their values
+	var complete bool
+	e.series, complete = v.AppendSeries(e.series[:0]) // at most len(v.Keys) values each
+	if !complete {
+		st.LeftOut() // its keys grew since the views were loaded: next export
+	}
+	e.strs = core.Interned() // after the series: holds their values
 	overflow := a.Overflow()
 	if overflow != nil {
 		e.series = append(e.series, overflow)

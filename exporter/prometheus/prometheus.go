@@ -294,9 +294,9 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 			h.fams[v] = fam
 		}
 		fam.seen = h.gen
-		changes := v.Agg.Changes()                // before AppendSeries (see Changes)
-		h.scratch = v.AppendSeries(h.scratch[:0]) // at most len(v.Keys) values each
-		strs := core.Interned()                   // after AppendSeries: holds their values
+		changes := v.Agg.Changes()                   // before AppendSeries (see Changes)
+		h.scratch, _ = v.AppendSeries(h.scratch[:0]) // at most len(v.Keys) values each (cumulative: what it leaves out is in the next scrape)
+		strs := core.Interned()                      // after AppendSeries: holds their values
 		if changes != fam.changes || len(h.scratch) != len(fam.series) {
 			fam.changes = changes
 			fam.series = append(fam.series[:0], h.scratch...)

@@ -313,7 +313,7 @@ func (w *Writer) encode(ts int64) {
 			w.fams[v] = f
 		}
 		f.seen = w.gen
-		w.series = v.AppendSeries(w.series[:0]) // at most len(v.Keys) values each
+		w.series, _ = v.AppendSeries(w.series[:0]) // at most len(v.Keys) values each (cumulative: what it leaves out is in the next push)
 		strs := core.Interned()
 		if f.kind == core.KindDistribution {
 			n := len(v.Agg.Bounds()) + 1

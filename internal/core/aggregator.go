@@ -105,7 +105,7 @@ type Aggregator struct {
 	// growable: AddKeys may add keys (MakeGrowable). Set under mu before
 	// the first series, never cleared: its series' value ids carry their
 	// count (Series.ValueIDs).
-	growable bool
+	growable atomic.Bool
 	ex       exemplars // only written by records with attachments (exemplar.go)
 }
 
@@ -177,14 +177,14 @@ func (a *Aggregator) MakeGrowable() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
-	case a.growable:
+	case a.growable.Load():
 		return nil
 	case len(a.sch.Load().names) == 0:
 		return errors.New("core: an aggregator without tag keys cannot grow")
 	case a.nextID > 0 || a.overflow.Load() != nil:
 		return errors.New("core: an aggregator can be made growable only before its first series")
 	}
-	a.growable = true
+	a.growable.Store(true)
 	return nil
 }
 
@@ -204,7 +204,7 @@ func (a *Aggregator) AddKeys(names []string) ([]string, bool, error) {
 
 func (a *Aggregator) addKeysLocked(names []string) ([]string, bool, error) {
 	old := a.sch.Load()
-	if !a.growable {
+	if !a.growable.Load() {
 		return old.names, false, errors.New("core: AddKeys of an aggregator not made growable")
 	}
 	next := slices.Clone(old.names)

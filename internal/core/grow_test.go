@@ -153,11 +153,11 @@ func TestGrowViewPublishesSuccessor(t *testing.T) {
 		t.Errorf("GrowView of a key the view has, through the stale view: %p %v; want the current %p", v3, err, v2)
 	}
 	a.RecordTags(tagsOf("k", "1", "late", "x"), 1)
-	if n := len(v.AppendSeries(nil)); n != 1 {
-		t.Errorf("the previous view reads %d series; want 1 (the one its keys describe)", n)
+	if ss, complete := v.AppendSeries(nil); len(ss) != 1 || complete {
+		t.Errorf("the previous view reads %d series, complete %v; want 1 (the one its keys describe), not complete", len(ss), complete)
 	}
-	if n := len(v2.AppendSeries(nil)); n != 2 {
-		t.Errorf("the successor reads %d series; want 2", n)
+	if ss, complete := v2.AppendSeries(nil); len(ss) != 2 || !complete {
+		t.Errorf("the successor reads %d series, complete %v; want 2, complete", len(ss), complete)
 	}
 	RemoveView(v)
 	if FindView("grow/successor") != nil {
@@ -201,7 +201,7 @@ func TestGrowWhileRecordingAndReading(t *testing.T) {
 		defer readers.Done()
 		for !stop.Load() || snaps.Load() == 0 {
 			cv := FindView("grow/race")
-			ss := cv.AppendSeries(nil)
+			ss, _ := cv.AppendSeries(nil)
 			seen := map[string]bool{}
 			strs := Interned()
 			for _, s := range ss {

@@ -77,6 +77,13 @@ func TestHashStringSpreads(t *testing.T) {
 	for h := range seen {
 		low[h&(1<<20-1)]++
 	}
+	// Pairs of lengths 9 to 16 whose words differ by the XOR of their
+	// lengths (they collided when the length went into both words as is).
+	for _, p := range [][2]string{{"xbaaaaaaz", "{baaaaaaaz"}, {"a30000001", "b300000001"}} {
+		if HashString(p[0]) == HashString(p[1]) {
+			t.Errorf("HashString(%q) == HashString(%q)", p[0], p[1])
+		}
+	}
 	// 200,000 in 2^20 buckets: about 18,000 collide by chance.
 	if coll := len(seen) - len(low); coll > 22000 {
 		t.Errorf("%d collisions in the low 20 bits; want about 18,000", coll)

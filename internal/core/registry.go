@@ -113,9 +113,11 @@ func RemoveView(v *View) {
 
 func ptr[T any](x T) *T { return &x }
 
-func releaseViewOnceUnreachable(v *View) {
-	ids := append([]uint32{v.NameID, v.DescriptionID, v.UnitID, v.HelpID}, v.KeyIDs...)
-	runtime.AddCleanup(v, releaseValues, ids)
+func releaseViewOnceUnreachable(v *View) { runtime.AddCleanup(v, releaseValues, viewIDs(v)) }
+
+// viewIDs returns the ids internView interned for v.
+func viewIDs(v *View) []uint32 {
+	return append([]uint32{v.NameID, v.DescriptionID, v.UnitID, v.HelpID}, v.KeyIDs...)
 }
 
 // GrowView adds to the keys of the view of v's aggregator (which
@@ -133,14 +135,10 @@ func GrowView(v *View, names []string) (*View, error) {
 	a := v.Agg
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	regMu.Lock()
-	views := Views()
-	i := slices.IndexFunc(views, func(x *View) bool { return x.Agg == a })
-	regMu.Unlock()
-	if i < 0 {
+	cur := publishedView(a)
+	if cur == nil {
 		return nil, errors.New("core: GrowView of a view not published")
 	}
-	cur := views[i]
 	keys, grew, err := a.addKeysLocked(names)
 	if err != nil || !grew {
 		return cur, err
@@ -148,30 +146,59 @@ func GrowView(v *View, names []string) (*View, error) {
 	next := *cur
 	next.Keys = keys
 	internView(&next)
-	// The successor is published first and the keys (a.sch, stored by
-	// addKeysLocked) are used by a series created after a.mu is released:
-	// create takes it.
-	regMu.Lock()
-	views = Views()
-	i = slices.IndexFunc(views, func(x *View) bool { return x.Agg == a })
-	swapped := slices.Clone(views)
-	swapped[i] = &next
-	registry.Store(&swapped)
-	regMu.Unlock()
+	// The successor is published while a.mu is held: a series with a
+	// value for a new key (a.sch, stored by addKeysLocked) can be created
+	// only after, by create, which takes a.mu.
+	if !replaceView(a, &next) {
+		// Unregistered meanwhile (RemoveView takes no a.mu): nothing to
+		// publish; the copy's strings go back.
+		releaseValues(viewIDs(&next))
+		return nil, errors.New("core: GrowView of a view unregistered meanwhile")
+	}
 	releaseViewOnceUnreachable(cur)
 	return &next, nil
+}
+
+// publishedView returns the published view of a, nil when none is.
+func publishedView(a *Aggregator) *View {
+	regMu.Lock()
+	defer regMu.Unlock()
+	views := Views()
+	if i := slices.IndexFunc(views, func(x *View) bool { return x.Agg == a }); i >= 0 {
+		return views[i]
+	}
+	return nil
+}
+
+// replaceView publishes next in place of the view of a and reports
+// whether there was one.
+func replaceView(a *Aggregator, next *View) bool {
+	regMu.Lock()
+	defer regMu.Unlock()
+	views := Views()
+	i := slices.IndexFunc(views, func(x *View) bool { return x.Agg == a })
+	if i < 0 {
+		return false
+	}
+	swapped := slices.Clone(views)
+	swapped[i] = next
+	registry.Store(&swapped)
+	return true
 }
 
 // AppendSeries appends the series of the view's aggregator to dst, as
 // Aggregator.AppendSeries does, leaving out those that have values for
 // keys added after this view (by GrowView: they are its successor's to
-// export, which a reader sees the next time it loads Views). Every series
-// it appends has at most len(v.Keys) values.
-func (v *View) AppendSeries(dst []*Series) []*Series {
+// export, which a reader sees the next time it loads Views), and reports
+// whether it left none out. Every series it appends has at most
+// len(v.Keys) values. A delta reader that was left series must not
+// acknowledge the view's seals (delta.View.LeftOut): one of them may be
+// sealed, and it has not read it.
+func (v *View) AppendSeries(dst []*Series) ([]*Series, bool) {
 	base := len(dst)
 	dst = v.Agg.AppendSeries(dst)
-	if !v.Agg.growable || len(v.Agg.Keys()) == len(v.Keys) {
-		return dst
+	if !v.Agg.growable.Load() || len(v.Agg.Keys()) == len(v.Keys) {
+		return dst, true
 	}
 	out := dst[:base]
 	for _, s := range dst[base:] {
@@ -180,7 +207,7 @@ func (v *View) AppendSeries(dst []*Series) []*Series {
 		}
 	}
 	clear(dst[len(out):])
-	return out
+	return out, len(out) == len(dst)
 }
 
 // The interner gives every string an exporter writes (view names, units,

@@ -67,7 +67,7 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		// series keep their count before the ids: keys may be added
 		// after them.
 		hdr := 0
-		if a.growable {
+		if a.growable.Load() {
 			hdr = 1
 		}
 		vids := make([]uint32, hdr+n)
@@ -158,7 +158,7 @@ func (s *Series) ValueIDs() []uint32 {
 	if s.vids == nil {
 		return nil
 	}
-	if s.agg.growable {
+	if s.agg.growable.Load() {
 		return unsafe.Slice(s.vids, *(*uint32)(unsafe.Add(unsafe.Pointer(s.vids), -4)))
 	}
 	return unsafe.Slice(s.vids, len(s.agg.sch.Load().names))

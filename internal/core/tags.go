@@ -94,6 +94,11 @@ func hashPrintable(s string) (uint64, bool) {
 	case n > 8:
 		x, y = le.Uint64(b), le.Uint64(b[n-8:])
 		bad = unprintable(x) | unprintable(y)
+		// Both words are the string's: a length XORed into both as is
+		// would let x^d, y^d of another length collide for any seed; the
+		// length mixed with the seed (a multiply beside the loads) keeps
+		// such pairs unknowable.
+		seed = mix(seed, hk1)
 	case n >= 4:
 		x = uint64(le.Uint32(b))<<32 | uint64(le.Uint32(b[n-4:]))
 		bad = unprintable(x)

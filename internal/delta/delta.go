@@ -55,6 +55,7 @@ type View struct {
 	// meanwhile the aggregator may have kept no sums of squares, so this
 	// read's deltas take M2 from the totals (core.Sub).
 	rejoined bool
+	leftOut  bool // see LeftOut
 	// Last is free for the exporter: the end of the previous export of the
 	// view, for instance (OTLP's start time of the next interval).
 	Last int64
@@ -157,9 +158,22 @@ func (v *View) Done() {
 	if v == nil {
 		return
 	}
-	v.mark.Ack(v.seq)
+	if !v.leftOut {
+		v.mark.Ack(v.seq)
+	}
+	v.leftOut = false
 	v.rejoined = false
 	v.agg.Sweep()
+}
+
+// LeftOut says that this cycle's read of the view left series out
+// (core.View.AppendSeries of a view whose keys have grown since the reader
+// loaded it): Done then acknowledges no seal, so that no sealed series is
+// freed before this reader reads it, next cycle. Safe on nil.
+func (v *View) LeftOut() {
+	if v != nil {
+		v.leftOut = true
+	}
 }
 
 // End forgets the views not seen in this cycle (unregistered).

@@ -271,3 +271,32 @@ func TestCumulativeStart(t *testing.T) {
 		t.Errorf("overflow: %v, own %v (after free %v); want the aggregator's %v", st, own, o.AfterFree(), a.Start())
 	}
 }
+
+// TestLeftOutKeepsSeals: a reader whose read of a view left series out
+// (a view whose keys grew since it loaded it) acknowledges no seal, so a
+// series another reader sealed meanwhile is not freed before it reads
+// its final values.
+func TestLeftOutKeepsSeals(t *testing.T) {
+	a := core.NewAggregator(core.KindCount, []string{"k"}, nil, 0)
+	q, r := NewTracker(1), NewTracker(0)
+	gotQ, gotR := map[string]int64{}, map[string]int64{}
+	a.RecordTags(tagsOf("k", "x"), 1)
+	cycle(r, a, gotR)
+	a.RecordTags(tagsOf("k", "x"), 1)
+	for range 3 { // Q reads, finds it idle, seals it
+		cycle(q, a, gotQ)
+	}
+	// R's cycle leaves the series out.
+	r.Begin()
+	st := r.View(a)
+	st.LeftOut()
+	st.Done()
+	r.End()
+	if len(a.AppendSeries(nil)) != 1 {
+		t.Fatal("a reader that left the sealed series out let it be freed")
+	}
+	cycle(r, a, gotR)
+	if gotR["x"] != 2 || gotQ["x"] != 2 {
+		t.Errorf("R read %v, Q %v; want x=2 each", gotR, gotQ)
+	}
+}
