@@ -1,11 +1,13 @@
 package remotewrite
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/viewtest"
 )
 
@@ -37,6 +39,49 @@ func TestGrownView(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{"__name__=rwgrow_requests_total,k=a 2", "__name__=rwgrow_requests_total,k=a,late=x 1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("series %q; want %q", got, want)
+	}
+}
+
+// TestGrownViewStaleMarkers: a series the previous view sent and that is
+// gone (evicted and freed) when its view grows gets its stale marker in
+// the next push, as it would without the growth.
+func TestGrownViewStaleMarkers(t *testing.T) {
+	grow, record := viewtest.Growable(t, "rwgrowstale/requests")
+	w := newWriter(t, Options{})
+	record("k", "a")
+	record("k", "b")
+	if _, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	grow("late")
+	a := core.FindView("rwgrowstale/requests").Agg
+	for _, s := range a.AppendSeries(nil) {
+		if core.Interned()[s.ValueIDs()[0]] == "b" {
+			s.Evict()
+		}
+	}
+	a.Sweep() // no delta reader: freed
+	record("k", "a", "late", "x")
+	ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range only(ss, "rwgrowstale_") {
+		var ls []string
+		for _, l := range s.labels {
+			ls = append(ls, l.name+"="+l.value)
+		}
+		v := strconv.FormatFloat(s.value, 'g', -1, 64)
+		if math.Float64bits(s.value) == StaleNaN {
+			v = "stale"
+		}
+		got = append(got, strings.Join(ls, ",")+" "+v)
+	}
+	slices.Sort(got)
+	want := []string{"__name__=rwgrowstale_requests_total,k=a 1", "__name__=rwgrowstale_requests_total,k=a,late=x 1", "__name__=rwgrowstale_requests_total,k=b stale"}
 	if !slices.Equal(got, want) {
 		t.Errorf("series %q; want %q", got, want)
 	}

@@ -309,7 +309,16 @@ func (w *Writer) encode(ts int64) {
 		}
 		f := w.fams[v]
 		if f == nil || f.fam != pf {
+			var prev *family
+			if f == nil {
+				prev = w.grownFrom(v)
+			}
 			f = newFamily(pf)
+			if prev != nil {
+				// What the family of the view v replaced sent: those
+				// series gone since get their stale markers (staleGone).
+				f.sent, prev.sent = prev.sent, map[*core.Series]sentSeries{}
+			}
 			w.fams[v] = f
 		}
 		f.seen = w.gen
@@ -368,6 +377,18 @@ func (w *Writer) encode(ts int64) {
 		w.metaCuts = append(w.metaCuts, len(w.meta))
 		w.counts = append(w.counts, inReq)
 	}
+}
+
+// grownFrom returns the family of the view v took the place of (a view of
+// the same aggregator, which core.GrowView replaced by v with more keys),
+// nil when there is none.
+func (w *Writer) grownFrom(v *core.View) *family {
+	for u, f := range w.fams {
+		if u != v && u.Agg == v.Agg && f.seen != w.gen {
+			return f
+		}
+	}
+	return nil
 }
 
 // staleGone writes a stale marker for each series f sent in the last push
