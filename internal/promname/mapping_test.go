@@ -162,6 +162,18 @@ func TestNamerRefusesCollisions(t *testing.T) {
 	if (n.Family(gauge) == nil) == (n.Family(count) == nil) {
 		t.Errorf("gauge x_total and counter x: admitted %v, %v; want exactly one", n.Family(gauge) != nil, n.Family(count) != nil)
 	}
+	// A refused view whose keys grew (core.GrowView: a successor of the
+	// same aggregator) is not counted as refused again.
+	refused, kept := count, gauge
+	if n.Family(count) != nil {
+		refused, kept = gauge, count
+	}
+	grown := *refused
+	grown.Keys = append(slices.Clone(refused.Keys), "late")
+	if got := n.Sync([]*core.View{newer, kept, &grown}); got != 0 || n.Family(&grown) != nil {
+		t.Errorf("the successor of a refused view: Sync refused %d newly, admitted %v; want 0, not admitted", got, n.Family(&grown) != nil)
+	}
+	n.Sync([]*core.View{newer, gauge, count}) // as before, for what follows
 	// With OpenCensus naming the counter is "x" and they do not collide.
 	oc := NewNamer(Options{OpenCensus: true})
 	if oc.Sync([]*core.View{gauge, count}) != 0 || oc.Family(gauge) == nil || oc.Family(count) == nil {

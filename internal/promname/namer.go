@@ -74,8 +74,15 @@ func (n *Namer) Sync(views []*core.View) (refused int) {
 		return 0 // steady state
 	}
 	gone := false
+	var wasRefused map[*core.Aggregator]bool // of views gone: a successor (GrowView) was refused already
 	for v, f := range n.fams {
 		if n.seen[v] != n.gen {
+			if n.refused[f] != nil {
+				if wasRefused == nil {
+					wasRefused = map[*core.Aggregator]bool{}
+				}
+				wasRefused[v.Agg] = true
+			}
 			delete(n.fams, v)
 			delete(n.seen, v)
 			delete(n.refused, f)
@@ -101,6 +108,7 @@ func (n *Namer) Sync(views []*core.View) (refused int) {
 	})
 	for _, f := range n.fresh {
 		_, was := n.refused[f]
+		was = was || wasRefused[f.View.Agg]
 		delete(n.refused, f)
 		if err := n.admit(f); err != nil {
 			n.refused[f] = err
