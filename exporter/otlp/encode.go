@@ -260,8 +260,8 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		e.buckets = e.buckets[:nb]
 	}
 
-	// Each key's KeyValue.key field, encoded once per view, in key-name
-	// order (the order of Series.ValueIDs).
+	// Each key's KeyValue.key field, encoded once per view, in view
+	// order (v.Keys: the order of Series.ValueIDs).
 	e.keys, e.keyOff = e.keys[:0], append(e.keyOff[:0], 0)
 	for _, k := range v.KeyIDs {
 		e.keys = appendString(e.keys, tagKVKey, e.str(k))
@@ -494,7 +494,7 @@ func appendNumber(b []byte, isInt bool, v float64) []byte {
 }
 
 // appendAttrs appends the attributes of p: its series' tag values with the
-// view's keys (keys, in key-name order as the values), leaving out absent
+// view's keys (keys, in the order of the values: View.Keys), leaving out absent
 // keys (value id 0); for the overflow series, otel.metric.overflow=true.
 func (e *Encoder) appendAttrs(b []byte, tag byte, keys []uint32, p *point) []byte {
 	if p.overflow {

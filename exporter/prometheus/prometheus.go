@@ -247,7 +247,7 @@ func (h *Handler) newFamily(pf *promname.Family) *family {
 	return f
 }
 
-// seriesSorter orders series by their tag values in key-name order.
+// seriesSorter orders series by their tag values in key order (View.Keys).
 type seriesSorter struct {
 	s    []*core.Series
 	strs []string

@@ -27,9 +27,10 @@ type Series struct {
 	// before the series is published), or the *atomic.Uint64 that keeps
 	// word's rounding errors (Sum: installed atomically by the first
 	// inexact addition while the aggregator keeps errors, see keepErr);
-	// vids the first of the interned tag value ids in key-name order (0
+	// vids the first of the interned tag value ids in view order (0
 	// for an absent key): bare pointers, the aggregator knows their
-	// lengths, so a series takes 64 bytes.
+	// lengths (a growable one's series keep theirs before their ids), so
+	// a series takes 64 bytes.
 	dist     unsafe.Pointer
 	vids     *uint32
 	id       uint32 // index within the aggregator, reused once the series is freed
