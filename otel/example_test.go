@@ -43,3 +43,25 @@ func ExampleMeterProvider() {
 	// [{region us}] 1
 	// 3 0.1 2 [1 1 0 1]
 }
+
+// Every attribute set is a point of its own, as in the OTel SDK: a set
+// with a key the instrument's view did not group by yet adds the key.
+func ExampleMeterProvider_attributeKeys() {
+	ctx := context.Background()
+	mp := zotel.NewMeterProvider()
+	defer mp.Shutdown(ctx)
+	jobs, _ := mp.Meter("worker").Int64Counter("worker.jobs")
+
+	jobs.Add(ctx, 1, metric.WithAttributes(attribute.String("queue", "mail")))
+	// A key the first measurement did not have: a point of its own.
+	jobs.Add(ctx, 1, metric.WithAttributes(attribute.String("queue", "mail"), attribute.Bool("retry", true)))
+	jobs.Add(ctx, 1, metric.WithAttributes(attribute.String("queue", "mail")))
+
+	rows, _ := view.RetrieveData("worker.jobs")
+	for _, r := range rows {
+		fmt.Println(r.Tags, r.Data.(*view.SumData).Value)
+	}
+	// Output:
+	// [{queue mail}] 2
+	// [{queue mail} {retry true}] 1
+}
