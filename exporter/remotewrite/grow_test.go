@@ -29,15 +29,7 @@ func TestGrownView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, s := range only(ss, "rwgrow_") {
-		var ls []string
-		for _, l := range s.labels {
-			ls = append(ls, l.name+"="+l.value)
-		}
-		got = append(got, strings.Join(ls, ",")+" "+strconv.FormatFloat(s.value, 'g', -1, 64))
-	}
-	slices.Sort(got)
+	got := lines(ss, "rwgrow_")
 	want := []string{"__name__=rwgrow_requests_total,k=a 2", "__name__=rwgrow_requests_total,k=a,late=x 1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("series %q; want %q", got, want)
@@ -68,8 +60,18 @@ func TestGrownViewStaleMarkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, s := range only(ss, "rwgrowstale_") {
+	got := lines(ss, "rwgrowstale_")
+	want := []string{"__name__=rwgrowstale_requests_total,k=a 1", "__name__=rwgrowstale_requests_total,k=a,late=x 1", "__name__=rwgrowstale_requests_total,k=b stale"}
+	if !slices.Equal(got, want) {
+		t.Errorf("series %q; want %q", got, want)
+	}
+}
+
+// lines returns the series of ss named with prefix as "labels value"
+// lines, sorted; a stale marker's value is "stale".
+func lines(ss []series, prefix string) []string {
+	var out []string
+	for _, s := range only(ss, prefix) {
 		var ls []string
 		for _, l := range s.labels {
 			ls = append(ls, l.name+"="+l.value)
@@ -78,11 +80,8 @@ func TestGrownViewStaleMarkers(t *testing.T) {
 		if math.Float64bits(s.value) == StaleNaN {
 			v = "stale"
 		}
-		got = append(got, strings.Join(ls, ",")+" "+v)
+		out = append(out, strings.Join(ls, ",")+" "+v)
 	}
-	slices.Sort(got)
-	want := []string{"__name__=rwgrowstale_requests_total,k=a 1", "__name__=rwgrowstale_requests_total,k=a,late=x 1", "__name__=rwgrowstale_requests_total,k=b stale"}
-	if !slices.Equal(got, want) {
-		t.Errorf("series %q; want %q", got, want)
-	}
+	slices.Sort(out)
+	return out
 }
