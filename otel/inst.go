@@ -298,7 +298,7 @@ func (i *inst) register(first *attribute.Set) error {
 // addKey adds k to the view's keys (core.GrowView), reporting whether the
 // view now groups by it. Called under mu, before binding a set that has
 // k: no handle bound before has k, so none resolved a series without it
-// that it should have had (see core.Aggregator.AddKeys).
+// that it should have had (see core.GrowView).
 func (i *inst) addKey(k attribute.Key) (tag.Key, bool) {
 	if i.cv == nil {
 		i.warn(k, fmt.Errorf("otel: instrument %q: attribute %q is not among the keys of its view, which cannot grow (see the error of its registration): its measurements are aggregated without it", i.spec.name, k))

@@ -38,7 +38,7 @@ var nextSlot atomic.Uint32
 type Aggregator struct {
 	kind Kind
 	// sch is the view's tag keys (see schema): replaced, never modified,
-	// when a growable aggregator's keys grow (AddKeys).
+	// when a growable aggregator's keys grow (addKeys).
 	sch    atomic.Pointer[schema]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
@@ -102,7 +102,7 @@ type Aggregator struct {
 	// intSum: a Sum whose series keep their own cell as an exact integer
 	// (IntegerSums).
 	intSum bool
-	// growable: AddKeys may add keys (MakeGrowable). Set under mu before
+	// growable: addKeys may add keys (MakeGrowable). Set under mu before
 	// the first series, never cleared: its series' value ids carry their
 	// count (Series.ValueIDs).
 	growable atomic.Bool
@@ -130,7 +130,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 
 // schema is an aggregator's tag keys in the two orders it uses: view
 // order, the order of Series.ValueIDs and of View.Keys (by name at
-// registration, then the keys AddKeys added, in the order added: a
+// registration, then the keys addKeys added, in the order added: a
 // series' values stay valid when keys are added), and internal order, by
 // (key hash, name), the order of tag sets, which project merges with.
 type schema struct {
@@ -162,13 +162,13 @@ func newSchema(names []string) *schema {
 }
 
 // Keys returns the view's tag keys in view order (the order of
-// Series.ValueIDs): sorted by name, then those AddKeys added. Load them
+// Series.ValueIDs): sorted by name, then those addKeys added. Load them
 // after the series a reader reads (AppendSeries): every series it holds
 // has at most that many values. The caller must not modify them. Cost:
 // one atomic load.
 func (a *Aggregator) Keys() []string { return a.sch.Load().names }
 
-// MakeGrowable lets AddKeys add tag keys to the aggregator later. It must
+// MakeGrowable lets GrowView add tag keys to the aggregator later. It must
 // be called before the first series exists (a growable aggregator's
 // series record how many values they have), and the aggregator must have
 // at least one key (records into a measure whose views have none skip the
@@ -188,15 +188,18 @@ func (a *Aggregator) MakeGrowable() error {
 	return nil
 }
 
-// AddKeys adds to a growable aggregator's keys those of names it does not
+// addKeys adds to a growable aggregator's keys those of names it does not
 // have, after the others in view order, and returns the keys (view order)
 // and whether any was added. Every series keeps its values: it has the
 // value "" (absent) for the new keys, and its hash (see project) does not
 // change. A record resolves its series with the keys of the moment; a
 // TagMap or a bound handle that resolved a series before keys were added
 // keeps it (its cache), so add a key before recording tag sets that have
-// it. Set-up cost: a lock and the new schema.
-func (a *Aggregator) AddKeys(names []string) ([]string, bool, error) {
+// it. Set-up cost: a lock and the new schema. Outside tests, keys are
+// added by GrowView, which publishes the view with them too (without it,
+// exporters would leave out the series with the new keys: see
+// View.AppendSeries).
+func (a *Aggregator) addKeys(names []string) ([]string, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.addKeysLocked(names)
@@ -205,7 +208,7 @@ func (a *Aggregator) AddKeys(names []string) ([]string, bool, error) {
 func (a *Aggregator) addKeysLocked(names []string) ([]string, bool, error) {
 	old := a.sch.Load()
 	if !a.growable.Load() {
-		return old.names, false, errors.New("core: AddKeys of an aggregator not made growable")
+		return old.names, false, errors.New("core: keys cannot be added to an aggregator not made growable (MakeGrowable)")
 	}
 	next := slices.Clone(old.names)
 	for _, k := range names {
@@ -502,7 +505,7 @@ func (a *Aggregator) overflowSeries(v float64) (*Series, bool) {
 // row), and the series hash. It merges the tags with the keys (both in
 // internal order) and combines the hash of each key and value present:
 // an absent key adds nothing, so the hash of a series does not change
-// when AddKeys adds a key, which its values lack.
+// when addKeys adds a key, which its values lack.
 func (a *Aggregator) project(dst []string, tags []Tag) ([]string, uint64) {
 	sc := a.sch.Load()
 	n := len(sc.keys)

@@ -39,8 +39,8 @@ func TestMakeGrowableRules(t *testing.T) {
 		t.Error("MakeGrowable of an aggregator without keys: no error")
 	}
 	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
-	if _, _, err := a.AddKeys([]string{"x"}); err == nil {
-		t.Error("AddKeys before MakeGrowable: no error")
+	if _, _, err := a.addKeys([]string{"x"}); err == nil {
+		t.Error("addKeys before MakeGrowable: no error")
 	}
 	a.RecordTags(tagsOf("k", "1"), 1)
 	if err := a.MakeGrowable(); err == nil {
@@ -50,8 +50,8 @@ func TestMakeGrowableRules(t *testing.T) {
 	if err := b.MakeGrowable(); err != nil {
 		t.Fatal(err)
 	}
-	if keys, grew, err := b.AddKeys([]string{"k"}); err != nil || grew || !slices.Equal(keys, []string{"k"}) {
-		t.Errorf("AddKeys of a key it has: %v %v %v", keys, grew, err)
+	if keys, grew, err := b.addKeys([]string{"k"}); err != nil || grew || !slices.Equal(keys, []string{"k"}) {
+		t.Errorf("addKeys of a key it has: %v %v %v", keys, grew, err)
 	}
 }
 
@@ -76,8 +76,8 @@ func TestAddKeysKeepsSeries(t *testing.T) {
 			a.RecordTags(tagsOf("m", "x"), 1)
 			// z is added to the keys, then a: view order is b, m, z, a.
 			for _, k := range []string{"z", "a"} {
-				if _, grew, err := a.AddKeys([]string{k}); err != nil || !grew {
-					t.Fatalf("AddKeys(%s): %v %v", k, grew, err)
+				if _, grew, err := a.addKeys([]string{k}); err != nil || !grew {
+					t.Fatalf("addKeys(%s): %v %v", k, grew, err)
 				}
 			}
 			if got := a.Keys(); !slices.Equal(got, []string{"b", "m", "z", "a"}) {

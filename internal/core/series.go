@@ -63,7 +63,7 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	}
 	s.gen = a.gens[s.id]
 	if n := len(a.sch.Load().names); n > 0 {
-		// In view order; vals may be shorter (resolved before AddKeys
+		// In view order; vals may be shorter (resolved before addKeys
 		// added keys): the rest are absent. A growable aggregator's
 		// series keep their count before the ids: keys may be added
 		// after them.
