@@ -107,11 +107,10 @@ func RemoveView(v *View) {
 		return // not published (or removed already): nothing to release
 	}
 	cur := before[i]
-	registry.Store(ptr(slices.Delete(slices.Clone(before), i, i+1)))
+	next := slices.Delete(slices.Clone(before), i, i+1)
+	registry.Store(&next)
 	releaseViewOnceUnreachable(cur)
 }
-
-func ptr[T any](x T) *T { return &x }
 
 func releaseViewOnceUnreachable(v *View) { runtime.AddCleanup(v, releaseValues, viewIDs(v)) }
 
