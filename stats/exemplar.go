@@ -84,10 +84,10 @@ func recordExemplars(ctx context.Context, muts []tag.Mutator, ms []Measurement, 
 	loaded := false
 	now := time.Now().UnixNano()
 	for _, m := range ms {
-		if m.desc == nil {
+		if m.desc() == nil {
 			continue
 		}
-		subs := m.desc.Subscribers()
+		subs := m.desc().Subscribers()
 		if subs == nil {
 			continue
 		}

@@ -32,7 +32,7 @@ type Int64Handle struct {
 // allocations. Safe for concurrent use.
 func (m *Int64Measure) Bind(tags *tag.Map) *Int64Handle {
 	h := new(Int64Handle)
-	h.b.Init(m.desc, mapTags(tags))
+	h.b.Init(m.ref.Desc, mapTags(tags))
 	return h
 }
 
@@ -48,7 +48,7 @@ type Float64Handle struct {
 // Int64Measure.Bind.
 func (m *Float64Measure) Bind(tags *tag.Map) *Float64Handle {
 	h := new(Float64Handle)
-	h.b.Init(m.desc, mapTags(tags))
+	h.b.Init(m.ref.Desc, mapTags(tags))
 	return h
 }
 

@@ -220,6 +220,22 @@ func TestRecordOddInput(t *testing.T) {
 	if m.M(3).Value() != 3 || m.M(3).Measure() != stats.Measure(m) {
 		t.Error("Measurement accessors")
 	}
+	// A Measurement points at the measure it was made from: a Float64
+	// measure of the same name is a measure of its own, and a zero
+	// Measurement has none.
+	f := stats.Float64("odd/input", "", stats.UnitDimensionless)
+	if got := f.M(0.5).Measure(); got != stats.Measure(f) {
+		t.Errorf("Float64 measure of the same name: Measure() = %T %p; want %p", got, got, f)
+	}
+	if got := (stats.Measurement{}).Measure(); got != nil {
+		t.Errorf("zero Measurement: Measure() = %v; want nil", got)
+	}
+	// Several measurements, zero ones among them, in one call: each
+	// counts once.
+	stats.Record(context.Background(), stats.Measurement{}, m.M(1), f.M(2), stats.Measurement{})
+	if rs := rows(t, "odd/input"); len(rs) != 1 || rs[0].Data.(*view.CountData).Value != 3 {
+		t.Errorf("got %v; want one row with count 3", rs)
+	}
 }
 
 // RecordWithTags with the same mutators over parents that differ (a value,

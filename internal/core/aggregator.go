@@ -310,7 +310,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 }
 
 // recordIn records v without tags through slot, a cache of a's series
-// for no tags that only a uses (Subs.RecordUntagged).
+// for no tags that only a uses (RecordOne).
 func (a *Aggregator) recordIn(slot *atomic.Pointer[Series], v float64) {
 	if s := slot.Load(); s != nil {
 		if ok, w := s.tryAdd(v); ok {

@@ -2,6 +2,14 @@ package core
 
 import "testing"
 
+// recordVia records v as stats.Record does (RecordOne, no tags), with l
+// as the subscriber list of a measure of its own.
+func recordVia(l *Subs, v float64) {
+	m := &Measure{Name: "via"}
+	m.subs.Store(l)
+	RecordOne(nil, &MeasureRef{Desc: m}, v)
+}
+
 // cellBound returns a Bound of a measure whose one view is an aggregator
 // of kind (testIntSum: an integer Sum), after a first record of 1 has
 // resolved its series.
@@ -46,7 +54,7 @@ func TestCellOnlyForIntegerCells(t *testing.T) {
 		t.Error("a list of two views has a cell")
 	}
 	if l := newSubs([]*Aggregator{NewAggregator(KindCount, []string{"k"}, nil, 0)}); l.cell.Load() != 0 {
-		t.Error("a list whose view has tag keys has a cell (RecordUntagged does not serve it)")
+		t.Error("a list whose view has tag keys has a cell (RecordOne does not record it through the cell)")
 	}
 }
 
@@ -85,7 +93,7 @@ func TestCellContendedConcurrentSafe(t *testing.T) {
 			for i := range N {
 				v := int64(g + i%3)
 				b.RecordInt(v)
-				l.RecordUntagged(float64(v))
+				recordVia(l, float64(v))
 			}
 		})
 		var want int64 = 1
@@ -131,12 +139,12 @@ func TestCellIntegerSumPastLimit(t *testing.T) {
 		t.Errorf("sum = %v; want %v", got, want)
 	}
 	l := newSubs([]*Aggregator{newTestAgg(testIntSum, nil, nil, 0)})
-	l.RecordUntagged(1)
+	recordVia(l, 1)
 	u := l.Aggs[0].AppendSeries(nil)[0]
 	neg := int64(-intSumMax + 3)
 	u.word.Store(uint64(neg))
-	l.RecordUntagged(-7)
-	l.RecordUntagged(0.5) // not an integer: add's path
+	recordVia(l, -7)
+	recordVia(l, 0.5) // not an integer: add's path
 	if !u.Striped() || l.cell.Load() != 0 {
 		t.Fatalf("untagged, after an add past -2^61: striped %v, cell %d", u.Striped(), l.cell.Load())
 	}

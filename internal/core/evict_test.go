@@ -357,7 +357,7 @@ func TestStaleCacheTakesNoLock(t *testing.T) {
 }
 
 // Records without tags through a subscriber list's own series cache
-// (Subs.RecordUntagged) reach the same series as the aggregator's, survive
+// (RecordOne) reach the same series as the aggregator's, survive
 // eviction (revival in place, then a successor once freed), reach every
 // view of the list, and keep a Sum's rounding errors while a delta reader
 // is registered.
@@ -374,8 +374,8 @@ func TestUntaggedListCacheFollowsEviction(t *testing.T) {
 		if len(before) == 1 {
 			base = before[0].ReadCount()
 		}
-		l.RecordUntagged(1)
-		l.RecordUntagged(1)
+		recordVia(l, 1)
+		recordVia(l, 1)
 		s := count.AppendSeries(nil)[0]
 		if got := s.ReadCount(); got != base+2 {
 			t.Fatalf("count %d; want %d", got, base+2)
@@ -385,7 +385,7 @@ func TestUntaggedListCacheFollowsEviction(t *testing.T) {
 			t.Fatalf("aggregator path found another series: %v", n)
 		}
 		s.Evict()
-		l.RecordUntagged(1) // revives it in place
+		recordVia(l, 1) // revives it in place
 		if s.Sealed() || s.ReadCount() != base+4 {
 			t.Fatalf("not revived: sealed %v count %d", s.Sealed(), s.ReadCount())
 		}
@@ -393,7 +393,7 @@ func TestUntaggedListCacheFollowsEviction(t *testing.T) {
 	// Freed: the cached series is replaced by a successor from zero.
 	r := count.AddReader()
 	l := newSubs([]*Aggregator{count})
-	l.RecordUntagged(1)
+	recordVia(l, 1)
 	s := count.AppendSeries(nil)[0]
 	s.Evict()
 	r.Ack(count.SealSeq())
@@ -401,7 +401,7 @@ func TestUntaggedListCacheFollowsEviction(t *testing.T) {
 	if count.Len() != 0 {
 		t.Fatalf("not freed: len %d", count.Len())
 	}
-	l.RecordUntagged(1)
+	recordVia(l, 1)
 	n := count.AppendSeries(nil)
 	if len(n) != 1 || n[0] == s || n[0].ReadCount() != 1 {
 		t.Fatalf("successor %v of %v", n, s)
@@ -418,8 +418,8 @@ func TestUntaggedListCacheFollowsEviction(t *testing.T) {
 	f := NewAggregator(KindSum, nil, nil, 0)
 	fr := f.AddReader()
 	fl := newSubs([]*Aggregator{f})
-	fl.RecordUntagged(1e16)
-	fl.RecordUntagged(1)
+	recordVia(fl, 1e16)
+	recordVia(fl, 1)
 	hi, lo := f.AppendSeries(nil)[0].ReadSumParts()
 	if hi+lo != 1e16+1 || lo != 1 {
 		t.Errorf("sum parts %v %v; want 1e16 and the lost 1", hi, lo)
