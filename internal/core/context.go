@@ -42,6 +42,11 @@ var (
 	mapSeen  [mapCacheSize]atomic.Uint64
 )
 
+// ctxKey asks a tag context (a *tagCtx or an *ownCtx) for itself through
+// Value, so that a lookup through a context that wraps one (as middleware
+// leaves a request's context) finds a context whose tags are then read
+// with a type check: stats.Record looks them up once per call, not once
+// per measurement (see tagContext).
 type ctxKey struct{}
 
 // tagCtx is a child context carrying a tag map: 24 bytes, half of what
@@ -54,7 +59,7 @@ type tagCtx struct {
 
 func (c *tagCtx) Value(key any) any {
 	if _, ok := key.(ctxKey); ok {
-		return c.m
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -75,7 +80,7 @@ type ownCtx struct {
 
 func (c *ownCtx) Value(key any) any {
 	if _, ok := key.(ctxKey); ok {
-		return &c.TagMap
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -88,25 +93,41 @@ func (c *ownCtx) String() string { return "zerostat tag context" }
 // refers to a cached map, a load (what its Value would answer, without
 // the interface call); otherwise one context.Value lookup.
 func FromContext(ctx context.Context) *TagMap {
-	switch c := ctx.(type) {
-	case *ownCtx:
-		return &c.TagMap
-	case *tagCtx:
-		return c.m
-	}
-	return fromValue(ctx)
+	m, _ := tagContext(ctx)
+	return m
 }
 
-// fromValue is FromContext's lookup through ctx.Value; not inlined, so
-// that FromContext is.
+// tagContext returns the TagMap carried by ctx (nil: none) and a context
+// carrying the same tags that tagContext answers with a type check: ctx
+// itself when tag.New (or NewContext) made it, else the tag context ctx
+// wraps, or noTags. Cost as FromContext's.
+func tagContext(ctx context.Context) (*TagMap, context.Context) {
+	switch c := ctx.(type) {
+	case *ownCtx:
+		return &c.TagMap, ctx
+	case *tagCtx:
+		return c.m, ctx
+	}
+	return innerTagContext(ctx)
+}
+
+// noTags is tagContext's answer for a context without tags.
+var noTags context.Context = &tagCtx{Context: context.Background()}
+
+// innerTagContext is tagContext's lookup through ctx.Value; not inlined,
+// so that tagContext is.
 //
 //go:noinline
-func fromValue(ctx context.Context) *TagMap {
-	if ctx == nil {
-		return nil
+func innerTagContext(ctx context.Context) (*TagMap, context.Context) {
+	if ctx != nil {
+		switch c := ctx.Value(ctxKey{}).(type) {
+		case *ownCtx:
+			return &c.TagMap, c
+		case *tagCtx:
+			return c.m, c
+		}
 	}
-	m, _ := ctx.Value(ctxKey{}).(*TagMap)
-	return m
+	return nil, noTags
 }
 
 // NewContext returns a child of ctx carrying m (nil hides the tags of
