@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/race"
@@ -267,5 +268,54 @@ func TestRecordWithTagsRepeatsKeepParentsApart(t *testing.T) {
 	want := "[[{a 0} {b b} {c c}] 5 [{a 0} {b b}] 5 [{a 1} {b b} {c c}] 5 [{a 2} {b b} {c c}] 5 [{b b} {c c}] 5]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("got %v; want %v", got, want)
+	}
+}
+
+// A context that wraps a tag context (as middleware that runs after
+// tag.New leaves a request's context) records every measurement of one
+// call with its tags, also after a measurement whose view has none; one
+// that wraps a tag context hiding the tags (tag.NewContext with nil), and
+// one with no tags at all, record without them.
+func TestRecordWrappedContext(t *testing.T) {
+	type key struct{}
+	tagged := stats.Int64("wrapped/tagged", "", stats.UnitDimensionless)
+	other := stats.Float64("wrapped/other", "", stats.UnitDimensionless)
+	plain := stats.Int64("wrapped/plain", "", stats.UnitDimensionless)
+	register(t,
+		&view.View{Measure: tagged, Aggregation: view.Count(), TagKeys: []tag.Key{keyA, keyB}},
+		&view.View{Measure: other, Aggregation: view.Sum(), TagKeys: []tag.Key{keyA}},
+		&view.View{Measure: plain, Aggregation: view.Count()})
+	withTags := context.WithValue(ctxWith(t, tag.Upsert(keyA, "a"), tag.Upsert(keyB, "b")), key{}, 1)
+	hidden := context.WithValue(tag.NewContext(withTags, nil), key{}, 2)
+	none := context.WithValue(context.Background(), key{}, 3)
+	for _, ctx := range []context.Context{withTags, withTags, hidden, none} {
+		stats.Record(ctx, plain.M(1), tagged.M(1), other.M(0.5), plain.M(1), tagged.M(1))
+	}
+	want := map[string]string{
+		"wrapped/tagged": "[{[a=a b=b] 4} {[] 4}]",
+		"wrapped/other":  "[{[a=a] 1} {[] 1}]",
+		"wrapped/plain":  "[{[] 8}]",
+	}
+	for name, w := range want {
+		rs := rows(t, name)
+		sort.Slice(rs, func(i, j int) bool { return len(rs[i].Tags) > len(rs[j].Tags) })
+		var got []string
+		for _, r := range rs {
+			var tags []string
+			for _, tg := range r.Tags {
+				tags = append(tags, tg.Key.Name()+"="+tg.Value)
+			}
+			var v any
+			switch d := r.Data.(type) {
+			case *view.CountData:
+				v = d.Value
+			case *view.SumData:
+				v = d.Value
+			}
+			got = append(got, fmt.Sprintf("{%v %v}", tags, v))
+		}
+		if s := fmt.Sprint(got); s != w {
+			t.Errorf("%s: rows %s; want %s", name, s, w)
+		}
 	}
 }
