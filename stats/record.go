@@ -20,8 +20,10 @@ const maxStackTags = 8
 // views with no tag keys, no context lookup: per view the load of the
 // series cached on the measure's subscriber list and its update (one
 // atomic add for a Count or a Sum of an Int64 measure). Otherwise one
-// context lookup per call (a type check for a context tag.New returned),
-// then per view an atomic load (the series the tag map resolved
+// context lookup per measurement: a type check for a context tag.New
+// returned, a ctx.Value walk for one that wraps it (a context.WithValue
+// made after tag.New: 8 measures with 8 tags cost 114 ns through one
+// wrapper, 80 ns without, pinned, n=6), then per view an atomic load (the series the tag map resolved
 // to before, cached on the map) and the atomic update of that series.
 // Record is inlined into its caller: one call per measurement down to the
 // series, with the measure and value in registers (pinned, n=6: 9.35 ->
@@ -29,8 +31,8 @@ const maxStackTags = 8
 // allocation, no lock, no channel; safe for concurrent use. A zero
 // Measurement is ignored; a nil ctx records without tags.
 func Record(ctx context.Context, ms ...Measurement) {
-	for _, m := range ms {
-		ctx = core.RecordOne(ctx, m.m, m.v)
+	for i := range ms {
+		core.RecordOne(ctx, ms[i].m, ms[i].v)
 	}
 }
 

@@ -42,11 +42,6 @@ var (
 	mapSeen  [mapCacheSize]atomic.Uint64
 )
 
-// ctxKey asks a tag context (a *tagCtx or an *ownCtx) for itself through
-// Value, so that a lookup through a context that wraps one (as middleware
-// leaves a request's context) finds a context whose tags are then read
-// with a type check: stats.Record looks them up once per call, not once
-// per measurement (see tagContext).
 type ctxKey struct{}
 
 // tagCtx is a child context carrying a tag map: 24 bytes, half of what
@@ -59,7 +54,7 @@ type tagCtx struct {
 
 func (c *tagCtx) Value(key any) any {
 	if _, ok := key.(ctxKey); ok {
-		return c
+		return c.m
 	}
 	return c.Context.Value(key)
 }
@@ -80,7 +75,7 @@ type ownCtx struct {
 
 func (c *ownCtx) Value(key any) any {
 	if _, ok := key.(ctxKey); ok {
-		return c
+		return &c.TagMap
 	}
 	return c.Context.Value(key)
 }
@@ -93,41 +88,25 @@ func (c *ownCtx) String() string { return "zerostat tag context" }
 // refers to a cached map, a load (what its Value would answer, without
 // the interface call); otherwise one context.Value lookup.
 func FromContext(ctx context.Context) *TagMap {
-	m, _ := tagContext(ctx)
-	return m
-}
-
-// tagContext returns the TagMap carried by ctx (nil: none) and a context
-// carrying the same tags that tagContext answers with a type check: ctx
-// itself when tag.New (or NewContext) made it, else the tag context ctx
-// wraps, or noTags. Cost as FromContext's.
-func tagContext(ctx context.Context) (*TagMap, context.Context) {
 	switch c := ctx.(type) {
 	case *ownCtx:
-		return &c.TagMap, ctx
+		return &c.TagMap
 	case *tagCtx:
-		return c.m, ctx
+		return c.m
 	}
-	return innerTagContext(ctx)
+	return fromValue(ctx)
 }
 
-// noTags is tagContext's answer for a context without tags.
-var noTags context.Context = &tagCtx{Context: context.Background()}
-
-// innerTagContext is tagContext's lookup through ctx.Value; not inlined,
-// so that tagContext is.
+// fromValue is FromContext's lookup through ctx.Value; not inlined, so
+// that FromContext is.
 //
 //go:noinline
-func innerTagContext(ctx context.Context) (*TagMap, context.Context) {
-	if ctx != nil {
-		switch c := ctx.Value(ctxKey{}).(type) {
-		case *ownCtx:
-			return &c.TagMap, c
-		case *tagCtx:
-			return c.m, c
-		}
+func fromValue(ctx context.Context) *TagMap {
+	if ctx == nil {
+		return nil
 	}
-	return nil, noTags
+	m, _ := ctx.Value(ctxKey{}).(*TagMap)
+	return m
 }
 
 // NewContext returns a child of ctx carrying m (nil hides the tags of

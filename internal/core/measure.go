@@ -133,25 +133,21 @@ func (r *MeasureRef) Measure() *Measure {
 }
 
 // RecordOne records v, a measurement of r (nil: none, ignored), against
-// the tags of ctx, and returns the context to record the call's next
-// measurement with: ctx, or, when the tags of ctx were looked up through
-// ctx.Value (a context that wraps tag.New's), the tag context found, so
-// that they are looked up once per call, not once per measurement.
-// stats.Record, which is inlined, calls it once per measurement, so that a
-// record is one call (one frame) down to the series.
-//
-// Cost: one atomic load when the measure has no view. For views without
-// tag keys, no context lookup, and through the series the subscriber list
-// caches: for one Count or Sum view over an Int64 measure, one atomic add
-// to the series' own cell (no load of the series first), for a float Sum
-// a compare-and-swap. Otherwise one context lookup (a type check for
-// tag.New's contexts) and RecordMap per view. No allocation; safe for
-// concurrent use.
-func RecordOne(ctx context.Context, r *MeasureRef, v float64) context.Context {
+// the tags of ctx: stats.Record, which is inlined, calls it once per
+// measurement, so that a record is one call (one frame) down to the
+// series. Cost: one atomic load when the measure has no view. For views
+// without tag keys, no context lookup, and through the series the
+// subscriber list caches: for one Count or Sum view over an Int64
+// measure, one atomic add to the series' own cell (no load of the series
+// first), for a float Sum a compare-and-swap. Otherwise one context
+// lookup and RecordMap per view.
+// No allocation; safe for concurrent use.
+func RecordOne(ctx context.Context, r *MeasureRef, v float64) {
 	if r == nil {
-		return ctx
+		return
 	}
-	l := r.Desc.subs.Load()
+	d := r.Desc
+	l := d.subs.Load()
 	switch {
 	case l == nil:
 	case !l.Tagged:
@@ -164,23 +160,19 @@ func RecordOne(ctx context.Context, r *MeasureRef, v float64) context.Context {
 					if w := s.addCell(d); cellFollowUp(w) {
 						s.cellFinish(&l.cell, &l.first, w, v)
 					}
-					return ctx
+					return
 				}
 			}
 		}
 		l.recordUntagged(v)
 	case len(l.Aggs) == 1:
-		m, next := tagContext(ctx)
-		l.Aggs[0].RecordMap(m, v)
-		return next
+		l.Aggs[0].RecordMap(FromContext(ctx), v)
 	default:
-		m, next := tagContext(ctx)
+		m := FromContext(ctx)
 		for _, a := range l.Aggs {
 			a.RecordMap(m, v)
 		}
-		return next
 	}
-	return ctx
 }
 
 // recordUntagged is RecordOne's path without tags past the cell: l.Tagged
