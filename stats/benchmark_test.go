@@ -139,30 +139,20 @@ func BenchmarkRecord8_Parallel(b *testing.B) {
 // BenchmarkRecord8_8Tags is OpenCensus's benchmark as it was meant: the
 // tags are really in the context (OpenCensus's version drops tag.New's
 // result) and 8 measures each feed a view keyed by all 8 tags.
-func BenchmarkRecord8_8Tags(b *testing.B) {
-	ks := keys(8)
-	ctx := benchCtx(b, ks)
-	var bvs [8]benchView
-	for i := range bvs {
-		bvs[i] = newBenchView(b, view.Sum(), ks...)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		stats.Record(ctx, bvs[0].m.M(1), bvs[1].m.M(1), bvs[2].m.M(1), bvs[3].m.M(1),
-			bvs[4].m.M(1), bvs[5].m.M(1), bvs[6].m.M(1), bvs[7].m.M(1))
-	}
-	for _, bv := range bvs {
-		bv.expect(b, float64(b.N))
-	}
-}
+func BenchmarkRecord8_8Tags(b *testing.B) { benchRecord8x8(b, false) }
 
 // BenchmarkRecord8_8Tags_Wrapped is BenchmarkRecord8_8Tags with the tag
 // context wrapped by a context.WithValue, as middleware that runs after
 // tag.New leaves a request's context: the tags are found through
 // ctx.Value (once per measurement).
-func BenchmarkRecord8_8Tags_Wrapped(b *testing.B) {
+func BenchmarkRecord8_8Tags_Wrapped(b *testing.B) { benchRecord8x8(b, true) }
+
+func benchRecord8x8(b *testing.B, wrapped bool) {
 	ks := keys(8)
-	ctx := context.WithValue(benchCtx(b, ks), wrapKey{}, 1)
+	ctx := benchCtx(b, ks)
+	if wrapped {
+		ctx = context.WithValue(ctx, wrapKey{}, 1)
+	}
 	var bvs [8]benchView
 	for i := range bvs {
 		bvs[i] = newBenchView(b, view.Sum(), ks...)
