@@ -20,16 +20,19 @@ const maxStackTags = 8
 // views with no tag keys, no context lookup: per view the load of the
 // series cached on the measure's subscriber list and its update (one
 // atomic add for a Count or a Sum of an Int64 measure). Otherwise one
-// context lookup per measurement: a type check for a context tag.New
-// returned, a ctx.Value walk for one that wraps it (a context.WithValue
-// made after tag.New: 8 measures with 8 tags cost 114 ns through one
-// wrapper, 80 ns without, pinned, n=6), then per view an atomic load (the series the tag map resolved
-// to before, cached on the map) and the atomic update of that series.
+// context lookup per measurement, then per view an atomic load (the
+// series the tag map resolved to before, cached on the map) and the
+// atomic update of that series. The lookup is a type check for a context
+// tag.New returned, a ctx.Value walk for one that wraps it (a
+// context.WithValue made after tag.New: 8 measures with 8 tags cost 114
+// ns through one wrapper, 80 ns without; pinned, n=6).
+//
 // Record is inlined into its caller: one call per measurement down to the
-// series, with the measure and value in registers (pinned, n=6: 9.35 ->
-// 8.45 ns for a counter without tags, against a 6.04 ns atomic add). No
-// allocation, no lock, no channel; safe for concurrent use. A zero
-// Measurement is ignored; a nil ctx records without tags.
+// series, with the measure and the value in registers (a counter without
+// tags over a Sum view, pinned, n=6: 9.35 -> 8.45 ns, against 6.04 ns for
+// one atomic add). No allocation, no lock, no channel; safe for
+// concurrent use. A zero Measurement is ignored; a nil ctx records
+// without tags.
 func Record(ctx context.Context, ms ...Measurement) {
 	for i := range ms {
 		core.RecordOne(ctx, ms[i].m, ms[i].v)

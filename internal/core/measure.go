@@ -146,8 +146,7 @@ func RecordOne(ctx context.Context, r *MeasureRef, v float64) {
 	if r == nil {
 		return
 	}
-	d := r.Desc
-	l := d.subs.Load()
+	l := r.Desc.subs.Load()
 	switch {
 	case l == nil:
 	case !l.Tagged:
