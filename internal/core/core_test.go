@@ -467,13 +467,17 @@ func TestDistHeadLayout(t *testing.T) {
 // relies on: a context built with a new map (NewTagContext's miss) holds
 // the map inside its own allocation, FromContext returns it without
 // loading a pointer, and the context's Value agrees, for every size form.
+// ownRuns numbers the runs of TestOwnContextCarriesItsMap.
+var ownRuns atomic.Int64
+
 func TestOwnContextCarriesItsMap(t *testing.T) {
 	type key struct{}
 	parent := context.WithValue(context.Background(), key{}, "parent")
+	run := ownRuns.Add(1) // a tag set new to the map cache on every run (-count)
 	for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16} {
 		tags := make([]Tag, n)
 		for i := range tags {
-			k, v := fmt.Sprintf("own-%d-k%d", n, i), fmt.Sprintf("v%d", i)
+			k, v := fmt.Sprintf("own-%d-%d-k%d", run, n, i), fmt.Sprintf("v%d", i)
 			tags[i] = Tag{Key: k, Value: v, KeyHash: HashString(k), ValueHash: HashString(v), TTL: -1}
 		}
 		tags = Canonical(tags)
