@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/race"
@@ -195,6 +196,9 @@ func TestHandleDistributionConcurrentSafe(t *testing.T) {
 	}
 }
 
+// allocRuns numbers the runs of TestHandleAllocs.
+var allocRuns atomic.Int64
+
 // TestHandleAllocs: the handles' Record and tag.New (up to 8 mutators,
 // a tag set seen before or not) stay within their allocation budgets.
 func TestHandleAllocs(t *testing.T) {
@@ -221,10 +225,12 @@ func TestHandleAllocs(t *testing.T) {
 		return ms
 	}
 	seen := muts8("seen")
-	// Unseen tag sets: a fresh value per run, built before measuring.
+	// Unseen tag sets: a fresh value per call and per run of the test
+	// (-count), built before measuring.
+	run := allocRuns.Add(1)
 	fresh := make([][]tag.Mutator, 1100)
 	for i := range fresh {
-		fresh[i] = muts8(fmt.Sprintf("fresh%d", i))
+		fresh[i] = muts8(fmt.Sprintf("fresh%d-%d", run, i))
 	}
 	next := 0
 	var v float64
