@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/zerostat/zerostat/internal/race"
+	"github.com/zerostat/zerostat/internal/viewtest"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -291,31 +291,7 @@ func TestRecordWrappedContext(t *testing.T) {
 	for _, ctx := range []context.Context{withTags, withTags, hidden, none} {
 		stats.Record(ctx, plain.M(1), tagged.M(1), other.M(0.5), plain.M(1), tagged.M(1))
 	}
-	want := map[string]string{
-		"wrapped/tagged": "[{[a=a b=b] 4} {[] 4}]",
-		"wrapped/other":  "[{[a=a] 1} {[] 1}]",
-		"wrapped/plain":  "[{[] 8}]",
-	}
-	for name, w := range want {
-		rs := rows(t, name)
-		sort.Slice(rs, func(i, j int) bool { return len(rs[i].Tags) > len(rs[j].Tags) })
-		var got []string
-		for _, r := range rs {
-			var tags []string
-			for _, tg := range r.Tags {
-				tags = append(tags, tg.Key.Name()+"="+tg.Value)
-			}
-			var v any
-			switch d := r.Data.(type) {
-			case *view.CountData:
-				v = d.Value
-			case *view.SumData:
-				v = d.Value
-			}
-			got = append(got, fmt.Sprintf("{%v %v}", tags, v))
-		}
-		if s := fmt.Sprint(got); s != w {
-			t.Errorf("%s: rows %s; want %s", name, s, w)
-		}
-	}
+	viewtest.Equal(t, "wrapped/tagged", map[string]float64{"a=a,b=b": 4, "": 4})
+	viewtest.Equal(t, "wrapped/other", map[string]float64{"a=a": 1, "": 1})
+	viewtest.Equal(t, "wrapped/plain", map[string]float64{"": 8})
 }
