@@ -64,7 +64,7 @@ func testBoundFollowsEviction(t *testing.T, rec func(*Bound, int64)) {
 	if len(n) != 1 || n[0] == s || n[0].ReadCount() != 2 {
 		t.Fatalf("successor %v (of %p): want one new series counting 2", n, s)
 	}
-	if got := b.st.Load().slots[0].Load(); got != n[0] {
+	if got := b.st.Load().slots()[0].Load(); got != n[0] {
 		t.Errorf("the handle keeps %p; want the successor %p", got, n[0])
 	}
 }
@@ -206,16 +206,13 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 	}
 }
 
-// TestBoundLayout: what a record of one view reads of a handle (st, m,
-// the first state and its slot) is its first 56 bytes (64 for two views),
-// and the handle is one 96-byte size class (see Bound).
+// TestBoundLayout: a Bound, its first state included, is one 64-byte
+// size class, so that a record of one view reads and writes one cache line
+// of it (see Bound).
 func TestBoundLayout(t *testing.T) {
 	var b Bound
-	if end := unsafe.Offsetof(b.first) + unsafe.Offsetof(b.first.inline) + unsafe.Sizeof(b.first.inline[0]); end > 56 {
-		t.Errorf("a record reads bytes 0..%d of a Bound; want at most 56", end)
-	}
-	if size := unsafe.Sizeof(b); size > 96 {
-		t.Errorf("Bound is %d bytes; want at most 96 (one size class with its state)", size)
+	if size := unsafe.Sizeof(b); size != 64 {
+		t.Errorf("Bound is %d bytes; want 64 (one line, with its first state)", size)
 	}
 	m := MeasureFor("bound/layout", "", "")
 	b.Init(m, nil)
@@ -242,5 +239,78 @@ func TestCachedMapComparesTags(t *testing.T) {
 	}
 	if m := cachedMap(a, h); m != nil && !sameTags(m.Tags(), a) {
 		t.Fatalf("a again: got the map of %v", m.Tags())
+	}
+}
+
+// A handle's own cell through its series' seal, revival and freeing: the
+// sealed series counts the cell; a record revives the series and the cell
+// with it; once the series is freed, the handle takes a new state and
+// attaches its cell to the successor. Every record counts once.
+func TestBoundCellFollowsEviction(t *testing.T) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		b, a, s := cellBound(t, kind) // one record, into the series' word
+		r := a.AddReader()
+		value := (*Series).ReadCount
+		if kind == testIntSum {
+			value = func(s *Series) int64 { return int64(s.ReadSum()) }
+		}
+		st := b.st.Load()
+		if st != &b.first || st.cell.Load() == 0 {
+			t.Fatalf("kind %d: after the first record, state %p cell %d; want the inline state, attached", kind, st, st.cell.Load())
+		}
+		b.RecordInt(1)
+		b.RecordInt(1)
+		if st.own.Load() != 2 || value(s) != 3 {
+			t.Fatalf("kind %d: own cell %d, series %d; want 2 and 3", kind, st.own.Load(), value(s))
+		}
+		s.Evict()
+		if !intSealed(st.own.Load()) || value(s) != 3 {
+			t.Fatalf("kind %d: sealed: own cell %#x, series %d; want sealed, 3", kind, st.own.Load(), value(s))
+		}
+		b.RecordInt(1) // revives s
+		if s.Sealed() || st.cell.Load() == 0 || b.st.Load() != st || value(s) != 4 {
+			t.Fatalf("kind %d: revived: sealed %v, cell %d, series %d; want live, attached, 4", kind, s.Sealed(), st.cell.Load(), value(s))
+		}
+		b.RecordInt(1)
+		s.Evict()
+		r.Ack(a.SealSeq())
+		a.Sweep()
+		if a.Len() != 0 {
+			t.Fatalf("kind %d: not freed", kind)
+		}
+		b.RecordInt(1) // to the successor; a new state
+		b.RecordInt(1) // attaches its cell
+		b.RecordInt(1) // into the new cell
+		ns := a.AppendSeries(nil)
+		if len(ns) != 1 || ns[0] == s || value(ns[0]) != 3 {
+			t.Fatalf("kind %d: successor %v: want one new series of 3", kind, ns)
+		}
+		if st2 := b.st.Load(); st2 == st || st2.cell.Load() == 0 || st2.own.Load() != 1 {
+			t.Errorf("kind %d: after the successor: state %p (was %p), cell %d, own %d; want a new state, attached, 1", kind, st2, st, st2.cell.Load(), st2.own.Load())
+		}
+	}
+}
+
+// A series takes maxBoundCells handles' cells; handles bound to its tags
+// beyond that record through the series, and every record counts.
+func TestBoundCellsPerSeriesCapped(t *testing.T) {
+	m := &Measure{Name: "bound/cap"}
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	const H = maxBoundCells + 2
+	var bs [H]*Bound
+	for i := range bs {
+		bs[i] = m.Bind(tagsOf("k", "x"))
+		bs[i].RecordInt(1)
+		bs[i].RecordInt(1)
+	}
+	for i, b := range bs {
+		attached := b.st.Load().cell.Load() != 0
+		if attached != (i < maxBoundCells) {
+			t.Errorf("handle %d: attached %v; want %v", i, attached, i < maxBoundCells)
+		}
+	}
+	if got := countOf(t, a); got != 2*H {
+		t.Errorf("count %d; want %d", got, 2*H)
 	}
 }

@@ -58,23 +58,41 @@ func TestCellOnlyForIntegerCells(t *testing.T) {
 	}
 }
 
-// A cell whose series stripes (recorders on several cores) is cleared by
-// its next probe, and records then take the striped path; none is lost.
-func TestCellClearedOnceStriped(t *testing.T) {
+// A handle's own cell does not follow its series' stripes: the series
+// striped (records through other paths on several cores), the handle goes
+// on adding to its cell, and a read counts both. Its probe gives the cell
+// up when another recorder updated the cell since its add (the handle
+// shared by several cores), and records then go to the series; none is
+// lost.
+func TestBoundCellStripesAndContention(t *testing.T) {
 	for _, kind := range []Kind{KindCount, testIntSum} {
 		b, _, s := cellBound(t, kind)
 		s.inflate()
 		for range 2000 { // about one probe in 64 adds
 			b.RecordInt(2)
 		}
-		if got := b.st.Load().cell.Load(); got != 0 {
-			t.Errorf("kind %d: cell %d after 2,000 records into a striped series; want 0", kind, got)
+		st := b.st.Load()
+		if got := st.cell.Load(); got == 0 {
+			t.Errorf("kind %d: cell given up after 2,000 uncontended records", kind)
 		}
+		// A probe that finds another recorder's update: own's add left
+		// w, and the other add came before the probe.
+		d := uint64(2)
+		if kind == KindCount {
+			d = 1
+		}
+		w := st.own.Add(d)
+		st.own.Add(d)
+		b.ownFinish(st, w, 2)
+		if got := st.cell.Load(); got != 0 || st.ownAt.Load() != ownDone {
+			t.Errorf("kind %d: cell %d after a contended probe; want 0, given up", kind, got)
+		}
+		b.RecordInt(2) // through the series' stripes
 		var got, want int64
 		if kind == KindCount {
-			got, want = s.ReadCount(), 1+2000
+			got, want = s.ReadCount(), 1+2000+3
 		} else {
-			got, want = int64(s.ReadSum()), 1+4000
+			got, want = int64(s.ReadSum()), 1+2*(2000+3)
 		}
 		if got != want {
 			t.Errorf("kind %d: read %d; want %d", kind, got, want)
@@ -124,19 +142,26 @@ func TestCellContendedConcurrentSafe(t *testing.T) {
 	}
 }
 
-// An add through a cell that takes an integer Sum to 2^61 counts, stripes
-// the series and clears the cell: later records go to float stripes, far
-// from a seal's value. A value of 2^31 or more takes add's exact path.
+// An add through a cell that takes an integer Sum to 2^61 counts: a
+// handle's own cell is then given up (later records go to the series),
+// and the untagged list's, the series' word, stripes the series and is
+// cleared: later records go to float stripes, far from a seal's value. A
+// value of 2^31 or more takes add's exact path.
 func TestCellIntegerSumPastLimit(t *testing.T) {
 	b, _, s := cellBound(t, testIntSum)
-	s.word.Store(uint64(intSumMax - 5))
+	st := b.st.Load()
+	st.own.Store(uint64(intSumMax - 5))
 	b.RecordInt(10)
-	if !s.Striped() || b.st.Load().cell.Load() != 0 {
-		t.Fatalf("after an add past 2^61: striped %v, cell %d; want striped, 0", s.Striped(), b.st.Load().cell.Load())
+	if st.cell.Load() != 0 || st.ownAt.Load() != ownDone {
+		t.Fatalf("after an add past 2^61: cell %d; want 0, given up", st.cell.Load())
 	}
 	b.RecordInt(1 << 40)
-	if got, want := s.ReadSum(), float64(intSumMax+5)+1<<40; got != want {
+	b.RecordInt(3)
+	if got, want := s.ReadSum(), float64(intSumMax+5)+1+1<<40+3; got != want {
 		t.Errorf("sum = %v; want %v", got, want)
+	}
+	if hi, lo := s.ReadSumParts(); hi+lo != float64(intSumMax+5)+1+1<<40+3 || hi != s.ReadSum() {
+		t.Errorf("sum parts = %v, %v; want their sum %v", hi, lo, s.ReadSum())
 	}
 	l := newSubs([]*Aggregator{newTestAgg(testIntSum, nil, nil, 0)})
 	recordVia(l, 1)

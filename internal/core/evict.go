@@ -33,6 +33,8 @@ type sealState struct {
 	seq   uint64
 	orig  *stripes
 	words []uint64    // Count, Sum, LastValue: the word, then each stripe's
+	cells *boundCells // the bound cells attached (Count, integer Sum)
+	bound []uint64    // their values
 	total uint64      // the value a read returns, combined as a live read would
 	done  atomic.Bool // words and total are set
 	freed atomic.Bool // left the table (set under Aggregator.mu)
@@ -259,6 +261,8 @@ func (s *Series) seal(seq uint64) {
 			}
 		}
 	}
+	ss.cells = s.boundCells()
+	ss.bound = ss.cells.seal()
 	// The value a live read would have returned, combined in its order.
 	switch s.agg.kind {
 	case KindCount:
@@ -266,11 +270,17 @@ func (s *Series) seal(seq uint64) {
 		for _, w := range ss.words {
 			c += w
 		}
+		for _, w := range ss.bound {
+			c += w
+		}
 		ss.total = c
 	case KindSum:
 		f, _ := s.ownSum(ss.words[0])
 		for _, w := range ss.words[1:] {
 			f += math.Float64frombits(w)
+		}
+		for _, w := range ss.bound {
+			f += float64(int64(w))
 		}
 		ss.total = math.Float64bits(f)
 	default:
@@ -305,6 +315,9 @@ func (s *Series) unseal(ss *sealState) {
 	} else {
 		for i, v := range ss.words {
 			s.wordCell(ss.orig, i).Store(v)
+		}
+		if ss.cells != nil {
+			ss.cells.unseal(ss.bound)
 		}
 	}
 	s.stripes.Store(ss.orig)

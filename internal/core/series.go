@@ -25,8 +25,10 @@ type Series struct {
 	start   int64 // creation time, Unix nanoseconds
 	// dist is the first word of the distribution cell (Distribution, set
 	// before the series is published), or the *atomic.Uint64 that keeps
-	// word's rounding errors (Sum: installed atomically by the first
-	// inexact addition while the aggregator keeps errors, see keepErr);
+	// word's rounding errors (a float Sum: installed atomically by the
+	// first inexact addition while the aggregator keeps errors, see
+	// keepErr), or the *boundCells attached to the series (a Count, an
+	// integer Sum: see attachCell);
 	// vids the first of the interned tag value ids in view order (0
 	// for an absent key): bare pointers, the aggregator knows their
 	// lengths (a growable one's series keep theirs before their ids), so
@@ -101,7 +103,7 @@ func (s *Series) distCell() distCell {
 // errWord returns the rounding-error word of a Sum series' own cell, nil
 // when none was installed (no inexact addition while errors were kept).
 func (s *Series) errWord() *atomic.Uint64 {
-	if s.agg.kind != KindSum {
+	if s.agg.kind != KindSum || s.agg.intSum {
 		return nil
 	}
 	return (*atomic.Uint64)(atomic.LoadPointer(&s.dist))
@@ -633,7 +635,8 @@ func (s *Series) ReadCount() int64 {
 				n += w
 			}
 		}
-		if ok {
+		n, live := s.boundCells().sumCells(n)
+		if ok && live {
 			return int64(n)
 		}
 		s.agg.waitSeal()
@@ -656,6 +659,9 @@ func (s *Series) ReadSumParts() (hi, lo float64) {
 			for i, w := range ss.words[1:] {
 				hi, lo = addPart(hi, lo, math.Float64frombits(w), &ss.orig.words[i*wordsPerLine+1])
 			}
+			for _, w := range ss.bound {
+				hi, lo = addIntPart(hi, lo, int64(w))
+			}
 			return math.Float64frombits(total), finiteLo(hi, lo)
 		}
 		hi, lo, ok := s.ownSumParts(w)
@@ -664,6 +670,16 @@ func (s *Series) ReadSumParts() (hi, lo float64) {
 				w := st.words[p*wordsPerLine].Load()
 				ok = w != sealedWord
 				hi, lo = addPart(hi, lo, math.Float64frombits(w), &st.words[p*wordsPerLine+1])
+			}
+		}
+		if bc := s.boundCells(); bc != nil {
+			for _, c := range bc {
+				if c == nil {
+					break
+				}
+				w := c.Load()
+				ok = ok && !intSealed(w)
+				hi, lo = addIntPart(hi, lo, int64(w))
 			}
 		}
 		if ok {
@@ -709,6 +725,16 @@ func (s *Series) ReadSum() float64 {
 				w := st.words[p*wordsPerLine].Load()
 				ok = w != sealedWord
 				f += math.Float64frombits(w)
+			}
+		}
+		if bc := s.boundCells(); bc != nil {
+			for _, c := range bc {
+				if c == nil {
+					break
+				}
+				w := c.Load()
+				ok = ok && !intSealed(w)
+				f += float64(int64(w))
 			}
 		}
 		if ok {

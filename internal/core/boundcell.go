@@ -1,0 +1,130 @@
+package core
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// Bound cells.
+//
+// A Bound (a handle) of a measure with one view, a Count or an integer
+// Sum, records into a cell of its own, in the handle's own cache line,
+// rather than into its series' word: a record then touches one line, the
+// handle's, where through the series it touched two, the handle's and
+// then the series' (whose address it learnt from the first). With many
+// live series that second line is a dependent cache miss: at 100,000
+// handles, recorded in a scattered order, an add through the series
+// cost 75 ns where an add to the handle's own line cost 7 (the same
+// order, this project's VM).
+//
+// The cell is attached to the series: the series lists it (boundCells),
+// and everything that reads or freezes the series' cells does the same to
+// it: a read (ReadCount, ReadSum, ReadSumParts) adds it to the word and
+// the stripes, a seal seals it, a revival restores it. So a record into a
+// bound cell is counted exactly as a record into the series' word is,
+// whichever path a later record takes. An attached cell stays attached
+// (and keeps its handle reachable) until the series is freed; it never
+// moves to another series. A series takes at most maxBoundCells of them
+// (handles bound to the same tags beyond that record through the series:
+// handles created per request cannot grow a series without bound).
+
+// maxBoundCells is the most bound cells a series takes.
+const maxBoundCells = 4
+
+// boundCells are the cells attached to one series, in attachment order
+// (nil past the last). Copied on write, under the aggregator's mutex.
+type boundCells [maxBoundCells]*atomic.Uint64
+
+// boundCells returns the cells attached to s, nil when there are none (or
+// s is not a Count's or an integer Sum's).
+func (s *Series) boundCells() *boundCells {
+	if s.fast != fastCount && s.fast != fastIntSum {
+		return nil // and the overflow series, never cached, never attached
+	}
+	return (*boundCells)(atomic.LoadPointer(&s.dist))
+}
+
+// attachCell attaches c, a Bound's own cell holding 0, to s, a series of
+// a (a Count's or an integer Sum's). It reports false, attaching nothing,
+// when s is sealed or freed, a is detached, or s has maxBoundCells already.
+// Set-up cost, once per handle and series: a's mutex and a 32-byte copy of
+// the list.
+func (a *Aggregator) attachCell(s *Series, c *atomic.Uint64) bool {
+	if s.fast != fastCount && s.fast != fastIntSum {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.detached.Load() || s.Sealed() {
+		return false
+	}
+	var n boundCells
+	if old := s.boundCells(); old != nil {
+		n = *old
+	}
+	for i := range n {
+		if n[i] == nil {
+			n[i] = c
+			atomic.StorePointer(&s.dist, unsafe.Pointer(&n))
+			return true
+		}
+	}
+	return false
+}
+
+// sumCells adds the values of bc's cells to n, a Count's, and reports
+// whether none was sealed.
+func (bc *boundCells) sumCells(n uint64) (uint64, bool) {
+	if bc == nil {
+		return n, true
+	}
+	ok := true
+	for _, c := range bc {
+		if c == nil {
+			break
+		}
+		w := c.Load()
+		ok = ok && !intSealed(w)
+		n += w
+	}
+	return n, ok
+}
+
+// addIntPart adds the integer i (an integer Sum's cell, within about
+// ±2^61) to hi, lo, keeping what float64(i) and the addition round off in
+// lo.
+func addIntPart(hi, lo float64, i int64) (float64, float64) {
+	x := float64(i)
+	n := hi + x
+	return n, lo + float64(i-int64(x)) + twoSumErr(hi, x, n)
+}
+
+// seal seals bc's cells as Series.seal seals the word (under the
+// aggregator's mutex, so no cell is attached meanwhile) and returns the
+// values they held.
+func (bc *boundCells) seal() []uint64 {
+	if bc == nil {
+		return nil
+	}
+	var ws []uint64
+	for _, c := range bc {
+		if c == nil {
+			break
+		}
+		for {
+			old := c.Load()
+			if c.CompareAndSwap(old, intSealedWord) {
+				ws = append(ws, old)
+				break
+			}
+		}
+	}
+	return ws
+}
+
+// unseal restores bc's cells to ws, the values seal returned.
+func (bc *boundCells) unseal(ws []uint64) {
+	for i, w := range ws {
+		bc[i].Store(w)
+	}
+}
