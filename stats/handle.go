@@ -11,14 +11,17 @@ import (
 // tags, into every view over the measure, including views registered after
 // Bind (and a view unregistered and registered again).
 //
-// Cost: Record is two atomic loads and, per view, the load of the series
-// the handle resolved and its update, with no context lookup, no hashing
-// and no allocation. For the one view of a Count or a Sum (an integer
-// under 2^31) the update is one atomic add to the series' own cell,
-// without loading the series first. The first record
-// after a view change resolves the series as Record does. Safe for
-// concurrent use; goroutines recording through one handle at once update
-// per-P cells of the series once they contend.
+// Cost: for the one view of a Count or a Sum (an integer under 2^31),
+// Record is a few loads and one atomic add, all in the handle's own
+// 64-byte cache line but the measure's view list: the handle keeps a
+// cell of its own, which its series counts. Otherwise it is, per view,
+// the load of the series the handle resolved and its update. No context
+// lookup, no hashing, no allocation. The first record after a view change
+// resolves the series as Record does. Safe for concurrent use; goroutines
+// recording through one handle at once give its cell up, once they
+// contend, for per-P cells of the series. A series counts the cells of
+// up to 4 handles; more handles of the same tags record through the
+// series. A handle stays reachable while its series lives.
 //
 // Keep a handle for each tag combination that is hot and fixed (a route
 // and method known at start-up); for tags that vary per request, Record
