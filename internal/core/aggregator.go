@@ -42,6 +42,7 @@ type Aggregator struct {
 	sch    atomic.Pointer[schema]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
+	cellID uint32    // a TagMap's cellOwner word for a cell attached for a (mapCellAttached)
 	start  time.Time // registration time
 
 	table atomic.Pointer[seriesTable]
@@ -121,6 +122,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		start:  time.Now(),
 		limit:  int64(limit),
 	}
+	a.cellID = mapCellWord(a, mapCellAttached)
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
 	a.sch.Store(newSchema(byName))
@@ -289,7 +291,18 @@ func (a *Aggregator) Detach() {
 // otherwise it is RecordTags plus one store.
 func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	slot := &a.noTags
+	var owner uint32
 	if m != nil {
+		// The map's own cell for a, once attached (see boundcell.go).
+		j := a.slot % cellSlots
+		if owner = m.cellOwner[j].Load(); owner == a.cellID {
+			if d, ok := cellDelta(a.fastKind(), v); ok {
+				if w := m.cells[j].Add(d); cellFollowUp(w) {
+					m.cellFinish(a, j, w, v)
+				}
+				return
+			}
+		}
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
@@ -303,6 +316,9 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			}
 		} else if s.fast != fastDist || !s.tryAddDist(v) {
 			s.add(v, slot)
+		}
+		if m != nil && a.mayAttach(owner) {
+			m.countRecord(a, owner, s)
 		}
 		return
 	}

@@ -128,3 +128,97 @@ func (bc *boundCells) unseal(ws []uint64) {
 		bc[i].Store(w)
 	}
 }
+
+// Map cells.
+//
+// A TagMap has a cell of its own per cache slot (TagMap.cells), which
+// works as a Bound's does: once attached to the series of aggregator a
+// that the slot caches, a record of the map into a adds to the map's cell
+// (in the map's own memory: the context's, for a map tag.New built)
+// without loading the series. A kept context records with one dependent
+// cache miss fewer, which is most of a record's cost when the live series
+// are many.
+//
+// A map's cell is attached after the map has recorded into a through the
+// series mapCellAfter times: a context built per request and dropped
+// rarely gets there, so its map (and, for a context that embeds it, the
+// context and its parent) is not kept reachable by the series, which
+// holds at most maxBoundCells cells anyway. cellOwner[i] tells whose the
+// cell is and how far it went: 0 free; then, in the top 29 bits the
+// aggregator's slot+1 and in the low 3 a state: 1 to mapCellAfter the
+// records counted, mapCellTrying, mapCellAttached (the record path's
+// test: cellOwner[i] == a.cellID), mapCellDead (given up for good:
+// contention, a full integer sum, a freed series, or no room on it). Two
+// aggregators on one slot (a.slot equal modulo cacheSlots) may take turns
+// counting and never attach; they record through the series, as before.
+// A cell word names an aggregator by its slot modulo 2^29: a map would
+// need to outlive 2^29 views registered after its own to mistake one.
+
+// States of a map cell (the low 3 bits of TagMap.cellOwner).
+const (
+	mapCellAfter    = 3
+	mapCellTrying   = 4
+	mapCellAttached = 5
+	mapCellDead     = 6
+)
+
+// mapCellWord returns the cellOwner word of a in state st.
+func mapCellWord(a *Aggregator, st uint32) uint32 { return (a.slot+1)<<3 | st }
+
+// mayAttach reports whether a map's cell whose owner word is w may still
+// be attached for a: free, or a's and counting.
+func (a *Aggregator) mayAttach(w uint32) bool {
+	return (w == 0 || w>>3 == a.cellID>>3 && w&7 < mapCellTrying) && (a.kind == KindCount || a.intSum)
+}
+
+// countRecord counts a record of m into s, a's series in m's cache, whose
+// cell word was w (mayAttach), and attaches m's cell once there were
+// mapCellAfter of them before this one. Called only while the cell is not
+// attached: at most mapCellAfter+1 times per map and view.
+func (m *TagMap) countRecord(a *Aggregator, w uint32, s *Series) {
+	i := a.slot % cellSlots
+	o := &m.cellOwner[i]
+	if w&7 < mapCellAfter {
+		o.CompareAndSwap(w, mapCellWord(a, w&7+1))
+		return
+	}
+	if !o.CompareAndSwap(w, mapCellWord(a, mapCellTrying)) {
+		return
+	}
+	switch {
+	case !s.overflow && a.attachCell(s, &m.cells[i]):
+		o.Store(a.cellID)
+	case s.Sealed():
+		o.Store(w) // again on the next record
+	default:
+		o.Store(mapCellWord(a, mapCellDead))
+	}
+}
+
+// cellFinish is ownFinish for cell i of m, attached for a, after a record
+// of v left w in it. Not inlined.
+//
+//go:noinline
+func (m *TagMap) cellFinish(a *Aggregator, i uint32, w uint64, v float64) {
+	c := &m.cells[i]
+	switch {
+	case intSealed(w):
+		// The add counted nothing: v goes through the series, revived or
+		// succeeded.
+		slot := &m.cache[a.slot%cacheSlots]
+		if s := slot.Load(); s != nil && s.agg == a {
+			s.add(v, slot)
+		} else {
+			a.recordSlot(slot, m.tags, v)
+		}
+		if !intSealed(c.Load()) {
+			return // revived: the cell with it
+		}
+	case intSumFull(w):
+	default:
+		if c.CompareAndSwap(w, w) {
+			return
+		}
+	}
+	m.cellOwner[i].Store(mapCellWord(a, mapCellDead))
+}
