@@ -43,6 +43,7 @@ type Aggregator struct {
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
 	cellID uint32    // a TagMap's cellOwner word for a cell attached for a (mapCellAttached)
+	cells  bool      // a's series are integer cells (a Count, an integer Sum): maps attach theirs
 	start  time.Time // registration time
 
 	table atomic.Pointer[seriesTable]
@@ -123,6 +124,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		limit:  int64(limit),
 	}
 	a.cellID = mapCellWord(a, mapCellAttached)
+	a.cells = kind == KindCount
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
 	a.sch.Store(newSchema(byName))
@@ -291,11 +293,9 @@ func (a *Aggregator) Detach() {
 // otherwise it is RecordTags plus one store.
 func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	slot := &a.noTags
-	var owner uint32
 	if m != nil {
 		// The map's own cell for a, once attached (see boundcell.go).
-		j := a.slot % cellSlots
-		if owner = m.cellOwner[j].Load(); owner == a.cellID {
+		if j := a.slot % cellSlots; a.cells && m.cellOwner[j].Load() == a.cellID {
 			if d, ok := cellDelta(a.fastKind(), v); ok {
 				if w := m.cells[j].Add(d); cellFollowUp(w) {
 					m.cellFinish(a, j, w, v)
@@ -317,8 +317,10 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		} else if s.fast != fastDist || !s.tryAddDist(v) {
 			s.add(v, slot)
 		}
-		if m != nil && a.mayAttach(owner) {
-			m.countRecord(a, owner, s)
+		if a.cells && m != nil {
+			if w := m.cellOwner[a.slot%cellSlots].Load(); a.mayAttach(w) {
+				m.countRecord(a, w, s)
+			}
 		}
 		return
 	}

@@ -171,9 +171,9 @@ const (
 func mapCellWord(a *Aggregator, st uint32) uint32 { return (a.slot+1)<<3 | st }
 
 // mayAttach reports whether a map's cell whose owner word is w may still
-// be attached for a: free, or a's and counting.
+// be attached for a (whose series are cells): free, or a's and counting.
 func (a *Aggregator) mayAttach(w uint32) bool {
-	return (w == 0 || w>>3 == a.cellID>>3 && w&7 < mapCellTrying) && (a.kind == KindCount || a.intSum)
+	return w == 0 || w>>3 == a.cellID>>3 && w&7 < mapCellTrying
 }
 
 // countRecord counts a record of m into s, a's series in m's cache, whose
