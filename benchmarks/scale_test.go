@@ -94,14 +94,6 @@ type scaleInstance struct {
 	base int64
 	// total returns the sum of the recorded values (each record adds 1).
 	total func() int64
-	// warm, when set, records every series again before the timed
-	// record ops, as a kept recorder has by then in a service, and
-	// returns how many records it made: zerostat's contexts, whose maps
-	// attach a cell of their own to their series after a few records
-	// (internal/core/boundcell.go), a set-up step like the creation of
-	// Prometheus's child. Not timed, and not in op=lifecycle's creation
-	// time.
-	warm func() int64
 	// collect reads every series (snapshot/scrape/collect) and returns
 	// how many it saw.
 	collect func() int
@@ -198,9 +190,6 @@ func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
 		b.Fatalf("%s: collect saw %d series; want %d", sdk.name, got, n)
 	}
 	var records int64
-	if inst.warm != nil {
-		records += inst.warm()
-	}
 	for _, op := range []string{"record", "record_parallel"} {
 		b.Run("op="+op, func(b *testing.B) {
 			for _, r := range inst.recorders {
@@ -327,18 +316,6 @@ func scaleZerostat(b *testing.B, n int) *scaleInstance {
 					}
 				})
 			}},
-		},
-		warm: func() int64 {
-			// Four more records of each context: its map attaches its cell
-			// at the fifth (core's mapCellAfter, 3, counted after the
-			// first).
-			one := m.M(1)
-			for range 4 {
-				for _, ctx := range ctxs {
-					stats.Record(ctx, one)
-				}
-			}
-			return 4 * int64(n)
 		},
 		total: func() int64 {
 			rs, err := view.RetrieveData(name)

@@ -16,12 +16,7 @@
 // Build a map once per tag combination and keep its context: a map
 // remembers, for each view it was recorded into, the series it resolves
 // to, so the next stats.Record with it costs one atomic load to find the
-// series. A map recorded a few times into a Count or an integer Sum view
-// counts the next records in a cell of its own, which the series reads
-// with its own: a record then touches the context's memory and not the
-// series' (with many live series, one cache miss instead of two). That
-// map, and the context holding it, then stays reachable while the series
-// lives (at most 4 such maps and handles a series). New costs one allocation for up to 16 tags: its context, 24
+// series. New costs one allocation for up to 16 tags: its context, 24
 // bytes, when the tag set was built recently (by any goroutine; a bounded
 // cache of 4096 maps keeps them, so their series stay resolved), or the
 // context, map and tags together for a new set. stats.RecordWithTags

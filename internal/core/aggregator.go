@@ -42,8 +42,6 @@ type Aggregator struct {
 	sch    atomic.Pointer[schema]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
-	cellID uint32    // a TagMap's cellOwner word for a cell attached for a (mapCellAttached)
-	cells  bool      // a's series are integer cells (a Count, an integer Sum): maps attach theirs
 	start  time.Time // registration time
 
 	table atomic.Pointer[seriesTable]
@@ -123,8 +121,6 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		start:  time.Now(),
 		limit:  int64(limit),
 	}
-	a.cellID = mapCellWord(a, mapCellAttached)
-	a.cells = kind == KindCount
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
 	a.sch.Store(newSchema(byName))
@@ -294,15 +290,6 @@ func (a *Aggregator) Detach() {
 func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	slot := &a.noTags
 	if m != nil {
-		// The map's own cell for a, once attached (see boundcell.go).
-		if j := a.slot % cellSlots; a.cells && m.cellOwner[j].Load() == a.cellID {
-			if d, ok := cellDelta(a.fastKind(), v); ok {
-				if w := m.cells[j].Add(d); cellFollowUp(w) {
-					m.cellFinish(a, j, w, v)
-				}
-				return
-			}
-		}
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
@@ -316,11 +303,6 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			}
 		} else if s.fast != fastDist || !s.tryAddDist(v) {
 			s.add(v, slot)
-		}
-		if a.cells && m != nil {
-			if w := m.cellOwner[a.slot%cellSlots].Load(); a.mayAttach(w) {
-				m.countRecord(a, w, s)
-			}
 		}
 		return
 	}

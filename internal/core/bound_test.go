@@ -1,7 +1,6 @@
 package core
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,38 +120,11 @@ func TestBoundEvictRacesRecordersConcurrentSafe(t *testing.T) {
 
 func testBoundEvictRacesRecorders(t *testing.T, rec func(*Bound, int64)) {
 	for _, kind := range []Kind{KindCount, testIntSum} {
-		t.Run(map[Kind]string{KindCount: "count", testIntSum: "intsum"}[kind], func(t *testing.T) {
-			evictRace(t, kind, 4, func(m *Measure) func(int64) {
-				b := m.Bind(tagsOf("k", "x"))
-				return func(v int64) { rec(b, v) }
-			})
-		})
+		t.Run(map[Kind]string{KindCount: "count", testIntSum: "intsum"}[kind], func(t *testing.T) { boundEvictRace(t, rec, kind) })
 	}
 }
 
-// The same race through one TagMap recorded with RecordOne, as
-// stats.Record does with a kept context: the map's own cell is attached,
-// sealed, revived and given up meanwhile (by one recorder: no
-// contention gives it up first; and by four).
-func TestMapCellEvictRacesRecordersConcurrentSafe(t *testing.T) {
-	for _, kind := range []Kind{KindCount, testIntSum} {
-		for _, g := range []int{1, 4} {
-			t.Run(fmt.Sprintf("%s/%d", map[Kind]string{KindCount: "count", testIntSum: "intsum"}[kind], g), func(t *testing.T) {
-				evictRace(t, kind, g, func(m *Measure) func(int64) {
-					ctx := NewContext(nil, NewTagMap(tagsOf("k", "x")))
-					r := &MeasureRef{Desc: m}
-					return func(v int64) { RecordOne(ctx, r, float64(v)) }
-				})
-			})
-		}
-	}
-}
-
-// evictRace: goroutines record through what bind returns (a handle, a
-// map) while a reader seals and frees the series and a second view is
-// subscribed and unsubscribed: the reader's totals of the first view equal
-// the records exactly.
-func evictRace(t *testing.T, kind Kind, G int, bind func(m *Measure) func(int64)) {
+func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 	m := &Measure{Name: "bound/race"}
 	a := newTestAgg(kind, []string{"k"}, nil, 0)
 	value := (*Series).ReadCount
@@ -161,7 +133,8 @@ func evictRace(t *testing.T, kind Kind, G int, bind func(m *Measure) func(int64)
 	}
 	m.Subscribe(a)
 	r := a.AddReader()
-	rec := bind(m)
+	b := m.Bind(tagsOf("k", "x"))
+	const G = 4
 	var stop atomic.Bool
 	recorded := make([]int, G)
 	var wg, started sync.WaitGroup
@@ -174,7 +147,7 @@ func evictRace(t *testing.T, kind Kind, G int, bind func(m *Measure) func(int64)
 			started.Done()
 			<-start
 			for !stop.Load() {
-				rec(1)
+				rec(b, 1)
 				recorded[g]++
 			}
 		}()

@@ -426,10 +426,7 @@ func (s *Series) ReadDist(buckets []int64) DistStats {
 // read is the integer plus the stripes' float sums. No effect on other
 // kinds. Not safe for concurrent use: call it before the aggregator is
 // published.
-func (a *Aggregator) IntegerSums() {
-	a.intSum = a.kind == KindSum
-	a.cells = a.cells || a.intSum
-}
+func (a *Aggregator) IntegerSums() { a.intSum = a.kind == KindSum }
 
 // CountUpperInclusive switches a distribution aggregator, before it is
 // subscribed to a measure, to Prometheus's and OpenTelemetry's bucket

@@ -150,17 +150,12 @@ func mix(a, b uint64) uint64 {
 // (the "8 measures, 8 tags" scenario), for 64 bytes per map.
 const cacheSlots = 8
 
-// cellSlots is the number of a TagMap's own cells (see boundcell.go).
-const cellSlots = 4
-
 // TagMap is the immutable tag set behind tag.Map (which is defined as this
 // type, so the two convert freely without copying).
 //
 // Tags are sorted by (KeyHash, Key) and keys are unique. A TagMap is never modified
 // after construction except for its cache, which only holds pointers to
-// series derived from the tags, and its cells, which count records for
-// those series (see boundcell.go); it is safe for concurrent use. Size:
-// 144 bytes, 160 with the context tag.New builds around it.
+// series derived from the tags; it is safe for concurrent use.
 type TagMap struct {
 	tags []Tag
 	// hash is SetHash(tags) for maps built by NewTagContext (0 for
@@ -171,11 +166,6 @@ type TagMap struct {
 	// Aggregator asking; a stale entry (another view, an unregistered one)
 	// is simply overwritten. Reading it costs one atomic load.
 	cache [cacheSlots]atomic.Pointer[Series]
-	// cells are the map's own cells (see boundcell.go): cells[i], once
-	// attached to a series cache[i] held, takes the records of that
-	// series' aggregator, which cellOwner[i] names.
-	cellOwner [cellSlots]atomic.Uint32
-	cells     [cellSlots]atomic.Uint64
 }
 
 // NewTagMap returns a map over tags, which must be in internal order (as
