@@ -26,9 +26,11 @@ import (
 // first state lives in it: a record of one view reads st, m and the
 // state's cell word and adds to its own cell, all in that line (see
 // boundcell.go), and reads the measure's subscriber list, shared by
-// every handle of the measure and so kept in cache. At 100,000 handles
-// the 96-byte Bound of before, whose record also added to its series,
-// cost 75 ns a record; 7 ns in the same scattered order here.
+// every handle of the measure and so kept in cache. Before, a 96-byte
+// Bound whose record added to its series (a second, dependent cache
+// miss) cost 72 ns a record at 100,000 live handles recorded in a
+// scattered order (BenchmarkScale); this layout 43 to 45 ns (two make
+// bench runs).
 type Bound struct {
 	st    atomic.Pointer[boundState]
 	m     *Measure
@@ -160,13 +162,10 @@ func (b *Bound) Record(v float64) {
 // RecordInt is Record for an integer v (an Int64 measure's). Cost, for
 // the one view of a Count or an integer Sum: the loads of the state, its
 // cell word and the subscriber list, and one atomic add to the state's own
-// cell, all in the handle's cache line but the list (see Bound), inlined
-// into the caller; otherwise a call, and Record's.
-//
-// Inlined (cost 80 of the inliner's budget of 80): at 100,000 live
-// handles, records in a scattered order each wait for a cache line, and
-// the out-of-order core keeps more of them in flight the fewer stores a
-// record makes; a call's return address and frame pointer are two more.
+// cell, all in the handle's cache line but the list (see Bound);
+// otherwise Record's. Its slow paths are one call site, recordInt. (Not
+// inlined: 172 against the inliner's budget of 80, a call costing 57 of
+// it.)
 func (b *Bound) RecordInt(v int64) {
 	st := b.st.Load()
 	w, added := uint64(0), false
