@@ -80,22 +80,23 @@ func (a *Aggregator) attachCell(s *Series, c *atomic.Uint64) bool {
 	return false
 }
 
-// sumCells adds the values of bc's cells to n, a Count's, and reports
-// whether none was sealed.
-func (bc *boundCells) sumCells(n uint64) (uint64, bool) {
+// values loads the values of bc's cells into buf and returns them, and
+// whether none was sealed (a reader then waits for the seal in progress
+// and reads again).
+func (bc *boundCells) values(buf *[maxBoundCells]uint64) ([]uint64, bool) {
 	if bc == nil {
-		return n, true
+		return nil, true
 	}
-	ok := true
+	ws, live := buf[:0], true
 	for _, c := range bc {
 		if c == nil {
 			break
 		}
 		w := c.Load()
-		ok = ok && !intSealed(w)
-		n += w
+		live = live && !intSealed(w)
+		ws = append(ws, w)
 	}
-	return n, ok
+	return ws, live
 }
 
 // addIntPart adds the integer i (an integer Sum's cell, within about

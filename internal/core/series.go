@@ -635,7 +635,11 @@ func (s *Series) ReadCount() int64 {
 				n += w
 			}
 		}
-		n, live := s.boundCells().sumCells(n)
+		var buf [maxBoundCells]uint64
+		ws, live := s.boundCells().values(&buf)
+		for _, w := range ws {
+			n += w
+		}
 		if ok && live {
 			return int64(n)
 		}
@@ -672,16 +676,12 @@ func (s *Series) ReadSumParts() (hi, lo float64) {
 				hi, lo = addPart(hi, lo, math.Float64frombits(w), &st.words[p*wordsPerLine+1])
 			}
 		}
-		if bc := s.boundCells(); bc != nil {
-			for _, c := range bc {
-				if c == nil {
-					break
-				}
-				w := c.Load()
-				ok = ok && !intSealed(w)
-				hi, lo = addIntPart(hi, lo, int64(w))
-			}
+		var buf [maxBoundCells]uint64
+		ws, live := s.boundCells().values(&buf)
+		for _, w := range ws {
+			hi, lo = addIntPart(hi, lo, int64(w))
 		}
+		ok = ok && live
 		if ok {
 			return hi, finiteLo(hi, lo)
 		}
@@ -727,16 +727,12 @@ func (s *Series) ReadSum() float64 {
 				f += math.Float64frombits(w)
 			}
 		}
-		if bc := s.boundCells(); bc != nil {
-			for _, c := range bc {
-				if c == nil {
-					break
-				}
-				w := c.Load()
-				ok = ok && !intSealed(w)
-				f += float64(int64(w))
-			}
+		var buf [maxBoundCells]uint64
+		ws, live := s.boundCells().values(&buf)
+		for _, w := range ws {
+			f += float64(int64(w))
 		}
+		ok = ok && live
 		if ok {
 			return f
 		}
