@@ -249,8 +249,8 @@ func cellDelta(k Kind, v float64) (d uint64, ok bool) {
 	return d, d+1<<31 < 1<<32 && float64(int64(d)) == v
 }
 
-// Cells: a slot that caches the series of a measure's only view (a
-// Bound's, a Subs' for records without tags) also keeps, in its cell
+// Cells: the slot that caches the series of a measure's only view for
+// records without tags (a Subs') also keeps, in its cell
 // word, the series' fast code while the series is a Count or an integer
 // Sum (0 otherwise, or once the series striped): a record then adds to
 // the series' own word with one atomic add, without loading the series'
@@ -259,7 +259,7 @@ func cellDelta(k Kind, v float64) (d uint64, ok bool) {
 // for any add at any time: a read sums it with the stripes, a seal seals
 // it, so a cell that went stale (the series striped, or was sealed and
 // its slot re-pointed) costs speed until cellFinish clears it, never a
-// record.
+// record. (A Bound adds to a cell of its own instead: boundcell.go.)
 
 // addCell adds d to the own cell of s (a Count's, an integer Sum's) and
 // returns the word it left, for cellFollowUp.
