@@ -76,11 +76,12 @@ func Decode(b []byte) (*Map, error) {
 // calls fn for each tag, in input order (a repeated key is passed each
 // time), with the metadata decoded tags have (TTLUnlimitedPropagation).
 // Tags before a malformed part have been passed when it returns the error.
-// Cost: one string per key and value; no map is built.
+// Cost: one string per key and value, and a lookup of each key name
+// among the interned ones (see NewKey); no map is built.
 func DecodeEach(bytes []byte, fn func(key Key, val string, md metadatas)) error {
 	md := metadatas{ttl: TTLUnlimitedPropagation}
 	return decodeEach(bytes, func(k, v string) {
-		fn(Key{name: k, hash: core.HashString(k)}, v, md)
+		fn(keyOf(k), v, md)
 	})
 }
 

@@ -7,20 +7,29 @@ import (
 )
 
 // Key is a tag key. Keys compare with ==; two keys with the same name are
-// equal. The zero Key is invalid.
+// equal (a key is a pointer to its name's one interned record: see
+// NewKey). The zero Key is invalid.
 type Key struct {
-	name string
-	hash uint64 // core.HashString(name), computed once
+	ki *core.KeyInfo // the name and its hash; nil for the zero Key
 }
+
+// keyOf returns the Key of name, a valid key name.
+func keyOf(name string) Key { return Key{ki: core.InternKey(name)} }
 
 // NewKey returns the key named name, or an error wrapping ErrInvalidKey when
 // the name is not 1 to 255 printable ASCII characters.
-// Safe for concurrent use; allocation-free.
+//
+// Cost: a read lock and a map lookup, plus three small allocations the
+// first time a name is seen (the key's record: its name and hash, kept for
+// the life of the process, as a service's keys are). Names are interned up
+// to 65,536 of them (names read by Decode count too); past that, a new
+// name's Key is a record of its own, and two such Keys of one name are not
+// == (Name compares them). Safe for concurrent use.
 func NewKey(name string) (Key, error) {
 	if !core.ValidKey(name) {
 		return Key{}, &core.KeyError{Key: name}
 	}
-	return Key{name: name, hash: core.HashString(name)}, nil
+	return keyOf(name), nil
 }
 
 // MustNewKey is NewKey for package-level variables: it panics on an invalid
@@ -33,8 +42,13 @@ func MustNewKey(name string) Key {
 	return k
 }
 
-// Name returns the key's name.
-func (k Key) Name() string { return k.name }
+// Name returns the key's name ("" for the zero Key).
+func (k Key) Name() string {
+	if k.ki == nil {
+		return ""
+	}
+	return k.ki.Name
+}
 
 // ValueFromContext returns the value of k in the tag map of ctx.
 func (k Key) ValueFromContext(ctx context.Context) (string, bool) {
@@ -49,4 +63,4 @@ var (
 )
 
 // String returns the key's name.
-func (k Key) String() string { return k.name }
+func (k Key) String() string { return k.Name() }

@@ -29,7 +29,7 @@ func (m *Map) core() *core.TagMap { return (*core.TagMap)(m) }
 // Value returns the value of k and whether the map holds it. Safe on a nil
 // Map.
 func (m *Map) Value(k Key) (string, bool) {
-	return m.core().Value(k.name)
+	return m.core().Value(k.Name())
 }
 
 // Len returns the number of tags.
@@ -43,7 +43,7 @@ func (m *Map) Tags() []Tag {
 	ts := m.core().SortedByName()
 	out := make([]Tag, len(ts))
 	for i, t := range ts {
-		out[i] = Tag{Key: Key{name: t.Key, hash: t.KeyHash}, Value: t.Value}
+		out[i] = Tag{Key: keyOf(t.Key), Value: t.Value}
 	}
 	return out
 }
@@ -75,21 +75,19 @@ func (m *Map) String() string {
 type Mutator core.Mutator
 
 // Insert adds k=v unless the map already holds k.
-func Insert(k Key, v string, mds ...Metadata) (m Mutator) {
-	(*core.Mutator)(&m).Set(core.OpInsert, k.name, k.hash, v, ttlOf(mds))
-	return m
+func Insert(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MakeMutator(core.OpInsert, k.ki, v, ttlOf(mds)))
 }
 
 // Update sets the value of k if the map holds k.
-func Update(k Key, v string, mds ...Metadata) (m Mutator) {
-	(*core.Mutator)(&m).Set(core.OpUpdate, k.name, k.hash, v, ttlOf(mds))
-	return m
+func Update(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MakeMutator(core.OpUpdate, k.ki, v, ttlOf(mds)))
 }
 
-// Upsert sets k=v.
-func Upsert(k Key, v string, mds ...Metadata) (m Mutator) {
-	(*core.Mutator)(&m).Set(core.OpUpsert, k.name, k.hash, v, ttlOf(mds))
-	return m
+// Upsert sets k=v. Cost: a pass over v (validated and hashed); the four
+// words of the result come back in registers. No allocation.
+func Upsert(k Key, v string, mds ...Metadata) Mutator {
+	return Mutator(core.MakeMutator(core.OpUpsert, k.ki, v, ttlOf(mds)))
 }
 
 // ttlOf is the TTL of a mutator's metadata: unlimited without any (the
@@ -103,7 +101,7 @@ func ttlOf(mds []Metadata) int8 {
 
 // Delete removes k.
 func Delete(k Key) Mutator {
-	return Mutator(core.MutDelete(k.name, k.hash))
+	return Mutator(core.MakeMutator(core.OpDelete, k.ki, "", core.TTLNoPropagation))
 }
 
 // New returns a context whose tag map is the map of ctx with the mutators

@@ -260,3 +260,31 @@ func TestDecodeManyTags(t *testing.T) {
 		t.Errorf(`value of "!#}" is %q; want "}"`, v)
 	}
 }
+
+// TestKeysFromMapsAndDecodeCompareEqual: the Keys a Map's Tags and
+// DecodeEach return are == to NewKey's of the same name, since a Key is
+// its name's interned record.
+func TestKeysFromMapsAndDecodeCompareEqual(t *testing.T) {
+	k := MustNewKey("equal/route")
+	ctx := mustNew(t, context.Background(), Upsert(k, "/a"))
+	ts := FromContext(ctx).Tags()
+	if len(ts) != 1 || ts[0].Key != k {
+		t.Fatalf("Tags() = %v; want one tag whose Key == NewKey's", ts)
+	}
+	// A name first seen by DecodeEach, then made by NewKey.
+	other := "equal/decoded-first"
+	var got []Key
+	enc := append([]byte{0, 0, byte(len(other))}, other...) // version 0, tag field, key
+	enc = append(enc, 1, 'x')                               // value
+	if err := DecodeEach(enc, func(key Key, _ string, _ metadatas) {
+		got = append(got, key)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != MustNewKey(other) || got[0].Name() != other {
+		t.Fatalf("DecodeEach keys = %v; want one == MustNewKey(%q)", got, other)
+	}
+	if (Key{}).Name() != "" || (Key{}) == k {
+		t.Fatal("the zero Key has a name or equals a real key")
+	}
+}

@@ -15,7 +15,7 @@ import (
 func tagsOf(kv ...string) []Tag {
 	var ts []Tag
 	for i := 0; i < len(kv); i += 2 {
-		m := MutUpsert(kv[i], HashString(kv[i]), kv[i+1], TTLUnlimitedPropagation)
+		m := MutUpsert(kv[i], kv[i+1], TTLUnlimitedPropagation)
 		ts = m.Apply(ts)
 	}
 	return ts

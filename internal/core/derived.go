@@ -53,13 +53,14 @@ var (
 )
 
 // derivedHash mixes the parent's tag set hash (SetHash) and the mutators'
-// precomputed hashes and headers (op, TTL). The terms are independent, so the CPU
+// precomputed hashes (their keys', and their values' with their headers:
+// op, TTL). The terms are independent, so the CPU
 // overlaps their multiplies; equal hashes are confirmed by comparing.
 func derivedHash(ph uint64, muts []Mutator) uint64 {
 	h := (ph ^ uint64(len(muts))) * fnvPrime
 	for i := range muts {
 		m := &muts[i]
-		h += (bits.RotateLeft64(m.kh, i) ^ bits.RotateLeft64(m.vh, 31) ^ uint64(m.hdr)) * fnvPrime
+		h += (bits.RotateLeft64(m.k.Hash, i) ^ bits.RotateLeft64(m.w, 31)) * fnvPrime
 	}
 	return h ^ h>>29
 }
@@ -72,15 +73,18 @@ func sameMutators(a, b []Mutator) bool {
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		d := (x.kh ^ y.kh) | (x.vh ^ y.vh) | uint64(x.hdr^y.hdr) |
-			uint64(len(x.key)^len(y.key)) | uint64(len(x.val)^len(y.val))
-		if d != 0 {
-			return false
-		}
-		if unsafe.StringData(x.key) != unsafe.StringData(y.key) || unsafe.StringData(x.val) != unsafe.StringData(y.val) {
-			if x.key != y.key || x.val != y.val {
+		if x.k != y.k {
+			// Interned keys (see InternKey) are equal by pointer, but
+			// past the table's bound two keys of one name are not.
+			if x.k.Hash != y.k.Hash || x.k.Name != y.k.Name {
 				return false
 			}
+		}
+		if x.w != y.w || len(x.val) != len(y.val) {
+			return false
+		}
+		if unsafe.StringData(x.val) != unsafe.StringData(y.val) && x.val != y.val {
+			return false
 		}
 	}
 	return true

@@ -89,3 +89,23 @@ func TestHashStringSpreads(t *testing.T) {
 		t.Errorf("%d collisions in the low 20 bits; want about 18,000", coll)
 	}
 }
+
+// TestHashLeavesTopByte: every HashString (each length path: short, up to
+// 8, up to 16, longer) leaves the top byte 0, where a Mutator keeps its
+// header, and a Mutator's value hash is the HashString of its value.
+func TestHashLeavesTopByte(t *testing.T) {
+	k := InternKey("k")
+	for n := 0; n <= 40; n++ {
+		for i := range 50 {
+			s := strings.Repeat(string(rune('a'+i%26)), n)
+			if h := HashString(s); h&^hashMask != 0 {
+				t.Fatalf("HashString(%q) = %#x; want the top byte 0", s, h)
+			}
+			m := MakeMutator(OpUpsert, k, s, TTLUnlimitedPropagation)
+			tags := m.Apply(nil)
+			if len(tags) != 1 || tags[0].ValueHash != HashString(s) || tags[0].Value != s || tags[0].TTL != TTLUnlimitedPropagation {
+				t.Fatalf("Upsert(k, %q) applied: %+v; want the value, its HashString and TTL -1", s, tags)
+			}
+		}
+	}
+}

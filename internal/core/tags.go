@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -53,14 +54,18 @@ const (
 // No hash is stored or sent anywhere.
 var hashSeed = rand.Uint64()
 
+// hashMask keeps the 56 bits of a HashString.
+const hashMask = 1<<hdrShift - 1
+
 // Multipliers of HashString (wyhash's).
 const (
 	hk0 = 0xa0761d6478bd642f
 	hk1 = 0xe7037ed1a0b428db
 )
 
-// HashString returns the 64-bit hash of s (the tag keys' and values'
-// hash): see hashPrintable. No allocation.
+// HashString returns the hash of s (the tag keys' and values' hash): see
+// hashPrintable. Its top byte is 0 (hashMask), where a Mutator keeps its
+// header beside its value's hash. No allocation.
 func HashString(s string) uint64 {
 	h, _ := hashPrintable(s)
 	return h
@@ -91,7 +96,7 @@ func hashPrintable(s string) (uint64, bool) {
 		}
 		x, y = le.Uint64(b[n-16:]), le.Uint64(b[n-8:])
 		bad |= unprintable(x) | unprintable(y)
-		return mix(hk1^uint64(n), mix(x^seed^hk1, y^seed^hk0)), bad == 0
+		return mix(hk1^uint64(n), mix(x^seed^hk1, y^seed^hk0)) & hashMask, bad == 0
 	case n > 8:
 		x, y = le.Uint64(b), le.Uint64(b[n-8:])
 		bad = unprintable(x) | unprintable(y)
@@ -108,7 +113,7 @@ func hashPrintable(s string) (uint64, bool) {
 		return h, bad == 0
 	}
 	// Up to 16 bytes: one multiply.
-	return mix(x^seed^hk1, y^seed^hk0), bad == 0
+	return mix(x^seed^hk1, y^seed^hk0) & hashMask, bad == 0
 }
 
 // hashShort is hashPrintable for a string of up to 3 bytes (read as three
@@ -123,7 +128,7 @@ func hashShort(s string) (h, bad uint64) {
 	seed := hashSeed ^ uint64(len(s))
 	hi, lo := bits.Mul64(x^seed^hk1, seed^hk0)
 	// unprintable's test, on the three bytes.
-	return hi ^ lo, ((x-0x202020)&^x | (x + 0x010101) | x) & 0x808080
+	return (hi ^ lo) & hashMask, ((x-0x202020)&^x | (x + 0x010101) | x) & 0x808080
 }
 
 // unprintable returns a word whose byte i has its top bit set when byte i
@@ -205,23 +210,24 @@ const (
 
 // Mutator is one pre-validated change to a tag set; tag.Mutator is defined
 // as this type. Building one validates it once, so applying it on the record
-// path is a few compares and a copy, with no interface call. 64 bytes: the
-// validation result is a code, and the error is built (allocated) only when
-// Err is called on an invalid mutator.
+// path is a few compares and a copy, with no interface call. The validation
+// result is a code, and the error is built (allocated) only when Err is
+// called on an invalid mutator.
+//
+// Four words, so that the compiler keeps one in registers: MakeMutator
+// returns it in four registers and a caller of tag.New(ctx, Upsert(k, v),
+// ...) stores them straight into the variadic array. A larger Mutator
+// (64 bytes, until this layout) is returned through memory and copied
+// with 16-byte moves from the narrower stores that wrote it, which cannot
+// forward: a stall of several ns per mutator (about 7 ns each in
+// BenchmarkRecord/scenario=request_1m's profile).
 type Mutator struct {
-	// op, ttl and bad (badKey, badValue) in one word, written with one
-	// store: writing them as separate bytes and then copying the struct
-	// (a Mutator is returned by value) stalls store-to-load forwarding,
-	// which cost ~30 ns per tag.Upsert on the 2-core VM.
-	hdr uint32
-	key string
+	k   *KeyInfo // nil: the zero Mutator, or one of the zero Key
 	val string
-	kh  uint64
-	vh  uint64
-	// 64 bytes rather than 56: the compiler copies a 56-byte struct with
-	// overlapping 16-byte moves (at 0x20 and 0x28), and the second load
-	// cannot forward from the first store.
-	_ uint64
+	// w is the value's hash (HashString's, which leaves the top byte 0)
+	// with the header in its top byte: op (bits 0-2), ttl (bit 3: set
+	// for TTLUnlimitedPropagation) and bad (bits 4-5: badKey, badValue).
+	w uint64
 }
 
 // Validation results of a Mutator.
@@ -269,26 +275,66 @@ func (e *ValueError) Error() string {
 }
 func (e *ValueError) Unwrap() error { return ErrInvalidValue }
 
-// newMutator builds and validates a mutator; kh is HashString(key). Unlike
-// Set it checks the key in full (its callers pass any string). Cost: a
-// pass over key and value, no allocation.
-func newMutator(op uint8, key string, kh uint64, val string, ttl int8) Mutator {
-	var m Mutator
-	m.Set(op, key, kh, val, ttl)
-	if !ValidKey(key) {
-		m.hdr = m.hdr&^(0xff<<16) | badKey<<16
-	}
-	return m
+// Header bits of Mutator.w's top byte.
+const (
+	hdrShift = 56
+	hdrTTL   = 1 << 3
+	hdrBad   = 4
+)
+
+// KeyInfo is a tag key: its name and HashString of it, one per name (see
+// InternKey), so that tag.Key and a Mutator carry a pointer, not the name
+// and its hash.
+type KeyInfo struct {
+	Name string
+	Hash uint64
 }
 
-// Set makes m the mutator newMutator builds, for a key that is a valid
-// name or empty: tag.Key names are checked once, by NewKey (or by Decode),
-// and the zero Key has an empty one, so only the length is checked here.
-// tag.Insert and friends use it to build their result in place: returning
-// a Mutator through a layer copies its 64 bytes with 16-byte moves that
-// cannot forward from the narrower stores that wrote them (a stall of ~10
-// ns per layer). Cost: one pass over val, no allocation.
-func (m *Mutator) Set(op uint8, key string, kh uint64, val string, ttl int8) {
+// maxInternedKeys bounds the interned key names: tag keys are a service's
+// schema, few; names received from peers (tag.Decode) are interned too
+// when something asks for their Key, so a peer sending new names cannot
+// grow the table past this. Past it InternKey returns a KeyInfo of its
+// own, equal in name and hash (Keys of it compare unequal with ==).
+var maxInternedKeys = 1 << 16
+
+var internedKeys struct {
+	mu sync.RWMutex
+	m  map[string]*KeyInfo
+}
+
+// InternKey returns the KeyInfo of name, a valid key name (ValidKey): the
+// same pointer for the same name while the table has room. Cost: a read
+// lock and a map lookup; the first call for a name allocates (a copy of
+// the name, the KeyInfo, the map entry). Safe for concurrent use.
+func InternKey(name string) *KeyInfo {
+	internedKeys.mu.RLock()
+	k := internedKeys.m[name]
+	internedKeys.mu.RUnlock()
+	if k != nil {
+		return k
+	}
+	k = &KeyInfo{Name: strings.Clone(name), Hash: HashString(name)}
+	internedKeys.mu.Lock()
+	defer internedKeys.mu.Unlock()
+	if old := internedKeys.m[name]; old != nil {
+		return old
+	}
+	if len(internedKeys.m) >= maxInternedKeys {
+		return k
+	}
+	if internedKeys.m == nil {
+		internedKeys.m = make(map[string]*KeyInfo)
+	}
+	internedKeys.m[k.Name] = k
+	return k
+}
+
+// MakeMutator builds and validates the mutator op (OpInsert, OpUpdate,
+// OpUpsert, or opDelete with val "") of k (nil, the zero Key: a bad key)
+// to val, with a TTL (TTLNoPropagation or TTLUnlimitedPropagation). Cost:
+// one pass over val, no allocation; not inlined, so its result comes back
+// in registers (see Mutator).
+func MakeMutator(op uint8, k *KeyInfo, val string, ttl int8) Mutator {
 	var h uint64
 	var ok bool
 	if len(val) <= 3 {
@@ -298,48 +344,57 @@ func (m *Mutator) Set(op uint8, key string, kh uint64, val string, ttl int8) {
 	} else {
 		h, ok = hashPrintable(val)
 	}
-	var bad uint32
-	if len(key) == 0 {
-		bad = badKey
-	} else if (len(val) > MaxTagLength || !ok) && op != opDelete {
-		bad = badValue
+	hdr := uint64(op)
+	if ttl != TTLNoPropagation {
+		hdr |= hdrTTL
 	}
-	m.hdr = uint32(op) | uint32(uint8(ttl))<<8 | bad<<16
-	m.key, m.val, m.kh, m.vh = key, val, kh, h
+	if k == nil {
+		hdr |= badKey << hdrBad
+	} else if (len(val) > MaxTagLength || !ok) && op != opDelete {
+		hdr |= badValue << hdrBad
+	}
+	return Mutator{k: k, val: val, w: h | hdr<<hdrShift}
 }
 
-// Upsert, Insert and Update ops for Set.
+// Upsert, Insert, Update and Delete ops for MakeMutator.
 const (
 	OpInsert = opInsert
 	OpUpdate = opUpdate
 	OpUpsert = opUpsert
+	OpDelete = opDelete
 )
 
-func (m *Mutator) op() uint8  { return uint8(m.hdr) }
-func (m *Mutator) ttl() int8  { return int8(m.hdr >> 8) }
-func (m *Mutator) bad() uint8 { return uint8(m.hdr >> 16) }
-
-// MutInsert adds key=val unless key is present.
-func MutInsert(key string, kh uint64, val string, ttl int8) Mutator {
-	return newMutator(opInsert, key, kh, val, ttl)
+func (m *Mutator) hdr() uint8 { return uint8(m.w >> hdrShift) }
+func (m *Mutator) op() uint8  { return m.hdr() & 7 }
+func (m *Mutator) bad() uint8 { return m.hdr() >> hdrBad }
+func (m *Mutator) ttl() int8 {
+	if m.hdr()&hdrTTL != 0 {
+		return TTLUnlimitedPropagation
+	}
+	return TTLNoPropagation
 }
 
-// MutUpdate replaces the value of key if key is present.
-func MutUpdate(key string, kh uint64, val string, ttl int8) Mutator {
-	return newMutator(opUpdate, key, kh, val, ttl)
+// key returns the mutator's key name ("" for the zero Key's).
+func (m *Mutator) key() string {
+	if m.k == nil {
+		return ""
+	}
+	return m.k.Name
 }
 
-// MutUpsert sets key=val.
-func MutUpsert(key string, kh uint64, val string, ttl int8) Mutator {
-	return newMutator(opUpsert, key, kh, val, ttl)
+// MutUpsert sets key (any string: checked in full) to val, for tests and
+// callers that hold a name rather than a tag.Key.
+func MutUpsert(key string, val string, ttl int8) Mutator {
+	var k *KeyInfo
+	if ValidKey(key) {
+		k = InternKey(key)
+	}
+	return MakeMutator(opUpsert, k, val, ttl)
 }
-
-// MutDelete removes key.
-func MutDelete(key string, kh uint64) Mutator { return newMutator(opDelete, key, kh, "", 0) }
 
 // Valid reports whether Err is nil: one compare, inlined, so that callers
 // check a list of mutators without a call each.
-func (m *Mutator) Valid() bool { return uint8(m.hdr) != 0 && m.hdr>>16 == 0 }
+func (m *Mutator) Valid() bool { return m.hdr()-1 < 1<<hdrBad-1 }
 
 // Err returns the validation error of the mutator, if any.
 func (m *Mutator) Err() error {
@@ -347,9 +402,9 @@ func (m *Mutator) Err() error {
 	case m.op() == 0:
 		return errZeroMutator
 	case m.bad() == badKey:
-		return &KeyError{Key: m.key}
+		return &KeyError{Key: m.key()}
 	case m.bad() == badValue:
-		return &ValueError{Key: m.key, Value: m.val}
+		return &ValueError{Key: m.key(), Value: m.val}
 	}
 	return nil
 }
@@ -359,11 +414,12 @@ func (m *Mutator) Err() error {
 // enough capacity (a stack array on the record path) it does not allocate.
 func (mu *Mutator) Apply(dst []Tag) []Tag {
 	// Find key's position in the sorted dst.
+	kh, key := mu.k.Hash, mu.k.Name
 	j := 0
-	for j < len(dst) && less(dst[j].KeyHash, dst[j].Key, mu.kh, mu.key) {
+	for j < len(dst) && less(dst[j].KeyHash, dst[j].Key, kh, key) {
 		j++
 	}
-	found := j < len(dst) && dst[j].KeyHash == mu.kh && dst[j].Key == mu.key
+	found := j < len(dst) && dst[j].KeyHash == kh && dst[j].Key == key
 	switch mu.op() {
 	case opInsert:
 		if found {
@@ -390,7 +446,7 @@ func (mu *Mutator) Apply(dst []Tag) []Tag {
 	}
 	// Field by field: no Tag temporary to copy.
 	t := &dst[j]
-	t.Key, t.Value, t.KeyHash, t.ValueHash, t.TTL = mu.key, mu.val, mu.kh, mu.vh, mu.ttl()
+	t.Key, t.Value, t.KeyHash, t.ValueHash, t.TTL = key, mu.val, kh, mu.w&hashMask, mu.ttl()
 	return dst
 }
 

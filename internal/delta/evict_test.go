@@ -15,7 +15,7 @@ import (
 func tagsOf(kv ...string) []core.Tag {
 	var ts []core.Tag
 	for i := 0; i < len(kv); i += 2 {
-		m := core.MutUpsert(kv[i], core.HashString(kv[i]), kv[i+1], core.TTLUnlimitedPropagation)
+		m := core.MutUpsert(kv[i], kv[i+1], core.TTLUnlimitedPropagation)
 		ts = m.Apply(ts)
 	}
 	return ts
