@@ -81,7 +81,7 @@ func Decode(b []byte) (*Map, error) {
 func DecodeEach(bytes []byte, fn func(key Key, val string, md metadatas)) error {
 	md := metadatas{ttl: TTLUnlimitedPropagation}
 	return decodeEach(bytes, func(k, v string) {
-		fn(keyOf(k), v, md)
+		fn(peerKeyOf(k), v, md)
 	})
 }
 

@@ -13,8 +13,9 @@ type Key struct {
 	ki *core.KeyInfo // the name and its hash; nil for the zero Key
 }
 
-// keyOf returns the Key of name, a valid key name.
-func keyOf(name string) Key { return Key{ki: core.InternKey(name)} }
+// peerKeyOf returns the Key of name, a valid key name read from a tag set
+// (perhaps a decoded one): see core.InternPeerKey.
+func peerKeyOf(name string) Key { return Key{ki: core.InternPeerKey(name)} }
 
 // NewKey returns the key named name, or an error wrapping ErrInvalidKey when
 // the name is not 1 to 255 printable ASCII characters.
@@ -22,14 +23,15 @@ func keyOf(name string) Key { return Key{ki: core.InternKey(name)} }
 // Cost: a read lock and a map lookup, plus three small allocations the
 // first time a name is seen (the key's record: its name and hash, kept for
 // the life of the process, as a service's keys are). Names are interned up
-// to 65,536 of them (names read by Decode count too); past that, a new
-// name's Key is a record of its own, and two such Keys of one name are not
-// == (Name compares them). Safe for concurrent use.
+// to 65,536 of them, of which names first seen in decoded tags (Decode,
+// DecodeEach, a Map's Tags) may take 16,384; past that, a new name's Key
+// is a record of its own, and two such Keys of one name are not == (Name
+// compares them). Safe for concurrent use.
 func NewKey(name string) (Key, error) {
 	if !core.ValidKey(name) {
 		return Key{}, &core.KeyError{Key: name}
 	}
-	return keyOf(name), nil
+	return Key{ki: core.InternKey(name)}, nil
 }
 
 // MustNewKey is NewKey for package-level variables: it panics on an invalid

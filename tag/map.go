@@ -43,7 +43,7 @@ func (m *Map) Tags() []Tag {
 	ts := m.core().SortedByName()
 	out := make([]Tag, len(ts))
 	for i, t := range ts {
-		out[i] = Tag{Key: keyOf(t.Key), Value: t.Value}
+		out[i] = Tag{Key: peerKeyOf(t.Key), Value: t.Value}
 	}
 	return out
 }

@@ -97,3 +97,25 @@ func TestInternKeyBound(t *testing.T) {
 		t.Fatal("mutators of different keys compare equal")
 	}
 }
+
+// TestInternPeerKeyBudget: names from outside (decoded tags) are interned
+// only while the table is under a quarter of its bound, and an interned
+// name is found by either call; NewKey's names keep the rest of the room.
+func TestInternPeerKeyBudget(t *testing.T) {
+	internedKeys.mu.RLock()
+	n := len(internedKeys.m)
+	internedKeys.mu.RUnlock()
+	defer func(max int) { maxInternedKeys = max }(maxInternedKeys)
+	maxInternedKeys = 4 * (n + 1) // room for one peer name
+	p := InternPeerKey("peer/a")
+	if InternPeerKey("peer/a") != p || InternKey("peer/a") != p {
+		t.Fatal("a peer name with room was not interned")
+	}
+	if InternPeerKey("peer/b") == InternPeerKey("peer/b") {
+		t.Fatal("a peer name past its budget was interned")
+	}
+	own := InternKey("peer/own") // NewKey's room is still there
+	if InternKey("peer/own") != own || InternPeerKey("peer/own") != own {
+		t.Fatal("a NewKey name was not interned after the peers' budget was spent")
+	}
+}

@@ -291,10 +291,11 @@ type KeyInfo struct {
 }
 
 // maxInternedKeys bounds the interned key names: tag keys are a service's
-// schema, few; names received from peers (tag.Decode) are interned too
-// when something asks for their Key, so a peer sending new names cannot
-// grow the table past this. Past it InternKey returns a KeyInfo of its
-// own, equal in name and hash (Keys of it compare unequal with ==).
+// schema, few. Names that arrive from outside (a decoded tag set's keys,
+// see InternPeerKey) may take a quarter of the room, so that a peer
+// sending new names cannot take what NewKey's need. Past the bound a name
+// gets a KeyInfo of its own, equal in name and hash (Keys of it compare
+// unequal with ==).
 var maxInternedKeys = 1 << 16
 
 var internedKeys struct {
@@ -306,7 +307,14 @@ var internedKeys struct {
 // same pointer for the same name while the table has room. Cost: a read
 // lock and a map lookup; the first call for a name allocates (a copy of
 // the name, the KeyInfo, the map entry). Safe for concurrent use.
-func InternKey(name string) *KeyInfo {
+func InternKey(name string) *KeyInfo { return internKey(name, maxInternedKeys) }
+
+// InternPeerKey is InternKey for a name that came from outside the process
+// (a decoded tag): a new name is interned only while the table holds
+// fewer than a quarter of maxInternedKeys.
+func InternPeerKey(name string) *KeyInfo { return internKey(name, maxInternedKeys/4) }
+
+func internKey(name string, limit int) *KeyInfo {
 	internedKeys.mu.RLock()
 	k := internedKeys.m[name]
 	internedKeys.mu.RUnlock()
@@ -319,7 +327,7 @@ func InternKey(name string) *KeyInfo {
 	if old := internedKeys.m[name]; old != nil {
 		return old
 	}
-	if len(internedKeys.m) >= maxInternedKeys {
+	if len(internedKeys.m) >= limit {
 		return k
 	}
 	if internedKeys.m == nil {
