@@ -257,7 +257,7 @@ func (i *inst) register(first *attribute.Set) error {
 	}
 	tks := []tag.Key{view.OverflowKey}
 	for _, tk := range keys {
-		if tk != view.OverflowKey {
+		if tk.Name() != view.OverflowKey.Name() {
 			tks = append(tks, tk)
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 )
 
-// Key is a tag key. Keys compare with ==; two keys with the same name are
-// equal (a key is a pointer to its name's one interned record: see
-// NewKey). The zero Key is invalid.
+// Key is a tag key. Keys compare with ==: two keys with the same name are
+// equal while the name is interned (a key is a pointer to its name's one
+// interned record), which is always the case unless the process has seen
+// tens of thousands of key names (see NewKey); Name compares them in any
+// case. The zero Key is invalid.
 type Key struct {
 	ki *core.KeyInfo // the name and its hash; nil for the zero Key
 }
@@ -20,13 +22,13 @@ func peerKeyOf(name string) Key { return Key{ki: core.InternPeerKey(name)} }
 // NewKey returns the key named name, or an error wrapping ErrInvalidKey when
 // the name is not 1 to 255 printable ASCII characters.
 //
-// Cost: a read lock and a map lookup, plus three small allocations the
-// first time a name is seen (the key's record: its name and hash, kept for
-// the life of the process, as a service's keys are). Names are interned up
-// to 65,536 of them, of which names first seen in decoded tags (Decode,
-// DecodeEach, a Map's Tags) may take 16,384; past that, a new name's Key
-// is a record of its own, and two such Keys of one name are not == (Name
-// compares them). Safe for concurrent use.
+// Cost: a read lock and a map lookup, plus two small allocations the first
+// time a name is seen (the key's record: a copy of the name and its hash,
+// kept for the life of the process, as a service's keys are). Names are
+// interned up to 65,536 of them; a name first seen in decoded tags
+// (DecodeEach, a Map's Tags) only while the table holds fewer than 16,384.
+// Past that, a new name's Key is a record of its own, and two such Keys of
+// one name are not == (Name compares them). Safe for concurrent use.
 func NewKey(name string) (Key, error) {
 	if !core.ValidKey(name) {
 		return Key{}, &core.KeyError{Key: name}

@@ -134,7 +134,7 @@ func (v *View) canonicalize() error {
 	}
 	sort.Slice(v.TagKeys, func(i, j int) bool { return v.TagKeys[i].Name() < v.TagKeys[j].Name() })
 	for i := 1; i < len(v.TagKeys); i++ {
-		if v.TagKeys[i] == v.TagKeys[i-1] {
+		if v.TagKeys[i].Name() == v.TagKeys[i-1].Name() { // not ==: see tag.Key
 			return fmt.Errorf("view %q: cannot register: tag key %q is listed twice", v.Name, v.TagKeys[i].Name())
 		}
 	}
@@ -181,7 +181,7 @@ func (a *View) same(b *View) bool {
 		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
 		a.Aggregation.UpDown == b.Aggregation.UpDown &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
-		slices.Equal(a.TagKeys, b.TagKeys))
+		slices.EqualFunc(a.TagKeys, b.TagKeys, func(x, y tag.Key) bool { return x.Name() == y.Name() }))
 }
 
 // registered is a view and the aggregator it feeds.

@@ -57,6 +57,16 @@ func TestMutatorHeader(t *testing.T) {
 	if zero.Valid() || !errors.Is(zero.Err(), errZeroMutator) {
 		t.Fatalf("zero Mutator: Valid() = %v, Err() = %v; want false and the zero-mutator error", zero.Valid(), zero.Err())
 	}
+	// Not an op: invalid whatever the TTL bit, reported as the zero
+	// Mutator (Apply is never reached with one).
+	for _, op := range []uint8{0, 5, 7, 8, 9, 255} {
+		for _, ttl := range []int8{TTLNoPropagation, TTLUnlimitedPropagation} {
+			m := MakeMutator(op, k, "v", ttl)
+			if m.Valid() || !errors.Is(m.Err(), errZeroMutator) {
+				t.Fatalf("op %d ttl %d: Valid() = %v, Err() = %v; want false and the zero-mutator error", op, ttl, m.Valid(), m.Err())
+			}
+		}
+	}
 }
 
 // TestInternKeyBound: one KeyInfo per name while the table has room; past

@@ -118,7 +118,7 @@ func hashPrintable(s string) (uint64, bool) {
 
 // hashShort is hashPrintable for a string of up to 3 bytes (read as three
 // bytes, the middle one possibly twice), small enough to inline where a
-// call would cost as much: Mutator.Set, for a value such as "GET" or
+// call would cost as much: MakeMutator, for a value such as "GET" or
 // "200".
 func hashShort(s string) (h, bad uint64) {
 	x := uint64(0x202020) // "": as three spaces (the length tells them apart)
@@ -292,8 +292,9 @@ type KeyInfo struct {
 
 // maxInternedKeys bounds the interned key names: tag keys are a service's
 // schema, few. Names that arrive from outside (a decoded tag set's keys,
-// see InternPeerKey) may take a quarter of the room, so that a peer
-// sending new names cannot take what NewKey's need. Past the bound a name
+// see InternPeerKey) are interned only while the table is under a quarter
+// of the bound, so that a peer sending new names cannot take the room
+// NewKey's need. Past the bound a name
 // gets a KeyInfo of its own, equal in name and hash (Keys of it compare
 // unequal with ==).
 var maxInternedKeys = 1 << 16
@@ -306,22 +307,28 @@ var internedKeys struct {
 // InternKey returns the KeyInfo of name, a valid key name (ValidKey): the
 // same pointer for the same name while the table has room. Cost: a read
 // lock and a map lookup; the first call for a name allocates (a copy of
-// the name, the KeyInfo, the map entry). Safe for concurrent use.
+// the name and the KeyInfo; the map may grow). Safe for concurrent use.
 func InternKey(name string) *KeyInfo { return internKey(name, maxInternedKeys) }
 
 // InternPeerKey is InternKey for a name that came from outside the process
-// (a decoded tag): a new name is interned only while the table holds
-// fewer than a quarter of maxInternedKeys.
+// (a decoded tag): a new name is interned only while the table, the
+// service's own names included, holds fewer than a quarter of
+// maxInternedKeys.
 func InternPeerKey(name string) *KeyInfo { return internKey(name, maxInternedKeys/4) }
 
 func internKey(name string, limit int) *KeyInfo {
 	internedKeys.mu.RLock()
-	k := internedKeys.m[name]
+	k, n := internedKeys.m[name], len(internedKeys.m)
 	internedKeys.mu.RUnlock()
 	if k != nil {
 		return k
 	}
 	k = &KeyInfo{Name: strings.Clone(name), Hash: HashString(name)}
+	if n >= limit {
+		// Full: no write lock, so that new names from a peer do not
+		// stall everyone's lookups.
+		return k
+	}
 	internedKeys.mu.Lock()
 	defer internedKeys.mu.Unlock()
 	if old := internedKeys.m[name]; old != nil {
@@ -338,7 +345,8 @@ func internKey(name string, limit int) *KeyInfo {
 }
 
 // MakeMutator builds and validates the mutator op (OpInsert, OpUpdate,
-// OpUpsert, or opDelete with val "") of k (nil, the zero Key: a bad key)
+// OpUpsert, or OpDelete with val ""; any other op makes an invalid
+// mutator, which Err reports as the zero Mutator) of k (nil, the zero Key: a bad key)
 // to val, with a TTL (TTLNoPropagation or TTLUnlimitedPropagation). Cost:
 // one pass over val, no allocation; not inlined, so its result comes back
 // in registers (see Mutator).
@@ -353,6 +361,9 @@ func MakeMutator(op uint8, k *KeyInfo, val string, ttl int8) Mutator {
 		h, ok = hashPrintable(val)
 	}
 	hdr := uint64(op)
+	if op-1 >= opDelete {
+		hdr = 0 // not an op: the zero Mutator's header (op 0)
+	}
 	if ttl != TTLNoPropagation {
 		hdr |= hdrTTL
 	}
@@ -390,8 +401,9 @@ func (m *Mutator) key() string {
 	return m.k.Name
 }
 
-// MutUpsert sets key (any string: checked in full) to val, for tests and
-// callers that hold a name rather than a tag.Key.
+// MutUpsert sets key (any string: checked in full; an invalid one makes a
+// mutator whose Err reports it, so check Valid before Apply) to val, for
+// tests and callers that hold a name rather than a tag.Key.
 func MutUpsert(key string, val string, ttl int8) Mutator {
 	var k *KeyInfo
 	if ValidKey(key) {
@@ -402,7 +414,7 @@ func MutUpsert(key string, val string, ttl int8) Mutator {
 
 // Valid reports whether Err is nil: one compare, inlined, so that callers
 // check a list of mutators without a call each.
-func (m *Mutator) Valid() bool { return m.hdr()-1 < 1<<hdrBad-1 }
+func (m *Mutator) Valid() bool { h := m.hdr(); return h&7 != 0 && h>>hdrBad == 0 }
 
 // Err returns the validation error of the mutator, if any.
 func (m *Mutator) Err() error {
