@@ -294,9 +294,8 @@ type KeyInfo struct {
 // schema, few. Names that arrive from outside (a decoded tag set's keys,
 // see InternPeerKey) are interned only while the table is under a quarter
 // of the bound, so that a peer sending new names cannot take the room
-// NewKey's need. Past the bound a name
-// gets a KeyInfo of its own, equal in name and hash (Keys of it compare
-// unequal with ==).
+// NewKey's need. Past the bound a name gets a KeyInfo of its own, equal
+// in name and hash (Keys of it compare unequal with ==).
 var maxInternedKeys = 1 << 16
 
 var internedKeys struct {
@@ -346,10 +345,10 @@ func internKey(name string, limit int) *KeyInfo {
 
 // MakeMutator builds and validates the mutator op (OpInsert, OpUpdate,
 // OpUpsert, or OpDelete with val ""; any other op makes an invalid
-// mutator, which Err reports as the zero Mutator) of k (nil, the zero Key: a bad key)
-// to val, with a TTL (TTLNoPropagation or TTLUnlimitedPropagation). Cost:
-// one pass over val, no allocation; not inlined, so its result comes back
-// in registers (see Mutator).
+// mutator, which Err reports as the zero Mutator) of k (nil, the zero
+// Key's, is a bad key) to val, with a TTL (TTLNoPropagation or
+// TTLUnlimitedPropagation). Cost: one pass over val, no allocation; not
+// inlined, so its result comes back in registers (see Mutator).
 func MakeMutator(op uint8, k *KeyInfo, val string, ttl int8) Mutator {
 	var h uint64
 	var ok bool
@@ -412,8 +411,8 @@ func MutUpsert(key string, val string, ttl int8) Mutator {
 	return MakeMutator(opUpsert, k, val, ttl)
 }
 
-// Valid reports whether Err is nil: one compare, inlined, so that callers
-// check a list of mutators without a call each.
+// Valid reports whether Err is nil: two compares on the header, inlined,
+// so that callers check a list of mutators without a call each.
 func (m *Mutator) Valid() bool { h := m.hdr(); return h&7 != 0 && h>>hdrBad == 0 }
 
 // Err returns the validation error of the mutator, if any.
