@@ -217,10 +217,11 @@ const (
 // Four words, so that the compiler keeps one in registers: MakeMutator
 // returns it in four registers and a caller of tag.New(ctx, Upsert(k, v),
 // ...) stores them straight into the variadic array. A larger Mutator
-// (64 bytes, until this layout) is returned through memory and copied
-// with 16-byte moves from the narrower stores that wrote it, which cannot
-// forward: a stall of several ns per mutator (about 7 ns each in
-// BenchmarkRecord/scenario=request_1m's profile).
+// (64 bytes, until this layout) is not kept in registers by its caller:
+// stored to a temporary with 8-byte moves, then copied into the array
+// with 16-byte moves, which cannot forward from them: a stall of several
+// ns per mutator (about 7 ns each in BenchmarkRecord/scenario=request_1m's
+// profile).
 type Mutator struct {
 	k   *KeyInfo // nil: the zero Mutator, or one of the zero Key
 	val string
