@@ -90,6 +90,8 @@ func BenchmarkCollect10k(b *testing.B) {
 // zerostat_retrieve: view.RetrieveData of the 20 views. zerostat_export:
 // Exporter.Export (snapshot + encode of every registered view) to a
 // FuncSink that drops the payload.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func collectZerostat(export bool) func(*testing.B) {
 	return func(b *testing.B) {
 		keys := zsKeys(collectKeys...)
@@ -245,6 +247,8 @@ func collectOpenCensus(b *testing.B) {
 // prometheus_gather: Registry.Gather. prometheus_text: Gather, then every
 // family encoded in the text format (expfmt) to io.Discard, as a scrape
 // would.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func collectPrometheus(text bool) func(*testing.B) {
 	return func(b *testing.B) {
 		reg := prometheus.NewRegistry()

@@ -149,6 +149,8 @@ func promWrite(b *testing.B, m prometheus.Metric) *dto.Metric {
 
 // promCounter: nkeys 0 is a plain Counter; 2 one CounterVec; 8 is eight
 // CounterVecs with 8 labels, counter j adding j+1 per iteration.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func promCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		if nkeys == 0 {
@@ -229,6 +231,7 @@ func promCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func promHist(natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "histogram_2tags", Buckets: histBounds[:]}, keys2)
@@ -288,6 +291,7 @@ func vmName(base string, nkeys int, j int) string {
 	return sb.String()
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func vmCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		s := vm.NewSet()
@@ -402,6 +406,7 @@ func vmHistData(b *testing.B, s *vm.Set) (n int64, sum float64, buckets []int64)
 	return n, sum, buckets
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func vmHist(natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		s := vm.NewSet()
@@ -499,12 +504,15 @@ func otelAttrs(n int) []attribute.KeyValue {
 	return kvs
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func otelCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 	return otelCounterOn(otelSetup, nkeys, natural, parallel)
 }
 
 // otelCounterOn runs the counter scenarios on the MeterProvider setup
 // returns: the SDK's (otelSetup) or zerostat's (zotelSetup).
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func otelCounterOn(setup otelSetupFunc, nkeys int, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		meter, collect := setup(b)
@@ -600,12 +608,15 @@ func otelCounterOn(setup otelSetupFunc, nkeys int, natural, parallel bool) func(
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func otelHist(natural, parallel bool) func(*testing.B) {
 	return otelHistOn(otelSetup, natural, parallel)
 }
 
 // otelHistOn runs the histogram scenarios on the MeterProvider setup
 // returns.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func otelHistOn(setup otelSetupFunc, natural, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		meter, collect := setup(b)

@@ -58,6 +58,7 @@ func init() {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqFloor(n int) func(*testing.B) {
 	return func(b *testing.B) {
 		var c [8]atomic.Int64
@@ -73,6 +74,7 @@ func reqFloor(n int) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqZerostat(n int, form string) func(*testing.B) {
 	return func(b *testing.B) {
 		keys := zsKeys(keys2...)
@@ -131,6 +133,7 @@ func reqZerostat(n int, form string) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqOpenCensus(n int) func(*testing.B) {
 	return func(b *testing.B) {
 		keys := ocKeys(keys2...)
@@ -161,6 +164,7 @@ func reqOpenCensus(n int) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqOtel(n int, natural bool) func(*testing.B) {
 	return func(b *testing.B) {
 		meter, collect := otelSetup(b)
@@ -198,6 +202,7 @@ func reqOtel(n int, natural bool) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqProm(n int, natural bool) func(*testing.B) {
 	return func(b *testing.B) {
 		vecs := make([]*prometheus.CounterVec, n)
@@ -229,6 +234,7 @@ func reqProm(n int, natural bool) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func reqVM(n int, natural bool) func(*testing.B) {
 	return func(b *testing.B) {
 		s := vm.NewSet()
@@ -279,6 +285,7 @@ func init() {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func zsHandleCounter(nkeys int, parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		m := stats.Int64("bench/handle/counter", "", stats.UnitDimensionless)
@@ -302,6 +309,7 @@ func zsHandleCounter(nkeys int, parallel bool) func(*testing.B) {
 	}
 }
 
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func zsHandleHist(parallel bool) func(*testing.B) {
 	return func(b *testing.B) {
 		m := stats.Float64("bench/handle/histogram", "", stats.UnitMilliseconds)

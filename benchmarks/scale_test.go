@@ -141,6 +141,8 @@ func gc2() {
 }
 
 // runOp runs f as BenchmarkScale/.../op=<op>/impl=<impl>.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
 func runOp(b *testing.B, op, impl string, f func(b *testing.B)) {
 	b.Run("op="+op, func(b *testing.B) { b.Run("impl="+impl, f) })
 }
