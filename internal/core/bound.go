@@ -187,13 +187,23 @@ func (b *Bound) RecordInt(v int64) {
 }
 
 // recordInt is RecordInt's slow path: ownFinish when its add to st's own
-// cell (which left w) needs it, else Record.
+// cell (which left w) needs it; the current P's stripe of the one view's
+// series when the handle gave its cell up for them (recorders on several
+// cores share the handle: Record's path to them, without its tries of the
+// unstriped cells and two calls, about 3 ns of each record there); else
+// Record.
 //
 //go:noinline
 func (b *Bound) recordInt(st *boundState, v int64, w uint64, added bool) {
 	if added {
 		b.ownFinish(st, w, float64(v))
 		return
+	}
+	if s := st.slot0.Load(); s != nil && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
+		if sp := s.stripes.Load(); sp != nil {
+			s.addStriped(sp, float64(v), &st.slot0)
+			return
+		}
 	}
 	b.Record(float64(v))
 }

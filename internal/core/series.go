@@ -412,21 +412,8 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 	if s.overflow {
 		s.agg.overflowed.Add(1) // never sealed
 	}
-	var r addResult
 	if st := s.stripes.Load(); st != nil {
-		// Striped: the cell of the current P (or the seal's marker).
-		r = addSealed
-		if st.seal == nil {
-			p := procID() & st.mask
-			if st.dists != nil {
-				r = st.dists[p].add(s.agg.bounds, &s.agg.keepErrs, v)
-			} else {
-				r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+1], nil, v)
-			}
-		}
-		if r == addSealed {
-			s.agg.recordSealed(s, slot, v)
-		}
+		s.addStriped(st, v, slot)
 		return
 	}
 	switch s.addTo(&s.word, nil, s.distCell(), v) {
@@ -437,6 +424,24 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 	case addFull:
 		s.inflate()
 		s.add(v, slot) // to the P's float stripe (or the seal that came first)
+	}
+}
+
+// addStriped is add for s striped (st is its stripes): v goes to the cell
+// of the current P, or, sealed, where recordSealed sends it. The caller
+// has counted an overflow series' record.
+func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]) {
+	r := addSealed
+	if st.seal == nil {
+		p := procID() & st.mask
+		if st.dists != nil {
+			r = st.dists[p].add(s.agg.bounds, &s.agg.keepErrs, v)
+		} else {
+			r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+1], nil, v)
+		}
+	}
+	if r == addSealed {
+		s.agg.recordSealed(s, slot, v)
 	}
 }
 
