@@ -190,8 +190,8 @@ func (b *Bound) RecordInt(v int64) {
 // cell (which left w) needs it; the current P's stripe of the one view's
 // series when the handle gave its cell up for them (recorders on several
 // cores share the handle: Record's path to them, without its tries of the
-// unstriped cells and two calls, about 3 ns of each record there); else
-// Record.
+// unstriped cells and two calls; two goroutines on 2 cores, 8.1 -> 7.4 ns
+// a record); else Record.
 //
 //go:noinline
 func (b *Bound) recordInt(st *boundState, v int64, w uint64, added bool) {
