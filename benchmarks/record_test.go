@@ -83,10 +83,11 @@ func histExpect(buckets *[len(histBounds) + 1]int64, n int) (sum float64) {
 // floorCounter is the least work a counter can do: one atomic add. Every
 // scenario whose floor that is shares this one function, so its rows run
 // the same machine code. Three copies of this loop, one per scenario,
-// read 6.4, 6.7 and 8.9 ns in one make bench run, each of them 6.3 to 6.4
-// ns run alone: the work is the same, so the 8.9 was the copy's placement
-// (its code or its stack counter), and the ratios to it were wrong. The
-// counter is on a cache line of its own, as a handle's cell is.
+// read 6.4, 6.7 and 8.9 ns in one make bench run; the 8.9 ns copy
+// (counter_2tags') read 6.2 to 6.4 ns run alone: the work is the same, so
+// the 8.9 was the copy's placement (its code or its stack counter), and
+// the ratios to it were wrong. The counter is on a cache line of its own,
+// as a handle's cell is.
 func floorCounter(b *testing.B) {
 	c := new(struct {
 		atomic.Int64
