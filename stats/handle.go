@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"github.com/zerostat/zerostat/internal/block"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/tag"
 )
@@ -32,9 +33,15 @@ type Int64Handle struct {
 
 // Bind returns a handle of m for the tags of tags (nil: no tags). The
 // handle keeps a copy of the tags, not the map. Set-up cost: a few
-// allocations. Safe for concurrent use.
+// allocations, and a mutex shared by every Bind: handles are allocated
+// 16 to a 1 KiB block, so that handles bound one at a time lie next to
+// each other in memory, whatever the program allocates between two
+// Binds (at 100,000 live handles recorded in a scattered order, a record
+// cost 20 to 31 ns with one allocation per handle and 13 to 14 ns from
+// blocks: BenchmarkScale, pinned). A block is freed when none of its
+// handles is reachable. Safe for concurrent use.
 func (m *Int64Measure) Bind(tags *tag.Map) *Int64Handle {
-	h := new(Int64Handle)
+	h := int64Handles.New()
 	h.b.Init(m.ref.Desc, mapTags(tags))
 	return h
 }
@@ -50,13 +57,19 @@ type Float64Handle struct {
 // Bind returns a handle of m for the tags of tags (nil: no tags); see
 // Int64Measure.Bind.
 func (m *Float64Measure) Bind(tags *tag.Map) *Float64Handle {
-	h := new(Float64Handle)
+	h := float64Handles.New()
 	h.b.Init(m.ref.Desc, mapTags(tags))
 	return h
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.
 func (h *Float64Handle) Record(v float64) { h.b.Record(v) }
+
+// The blocks handles are allocated from (see Int64Measure.Bind).
+var (
+	int64Handles   block.Pool[Int64Handle]
+	float64Handles block.Pool[Float64Handle]
+)
 
 // mapTags returns the internal tags of a tag.Map.
 func mapTags(m *tag.Map) []core.Tag { return (*core.TagMap)(m).Tags() }
