@@ -11,12 +11,12 @@
 // series (also 64 bytes) and any other 64-byte object created meanwhile:
 // in BenchmarkScale, 100,000 handles bound in the order their series were
 // created lay on 3,228 pages (132 bytes of address space a handle), and
-// after a GC they fill the holes garbage left all over the heap. Sixteen to
-// a 1 KiB block, they lie on 1,563 to 1,600 pages.
+// after a GC they fill the holes garbage left all over the heap. Eight to a
+// 512-byte block, they lie on about 1,600 pages.
 //
 // Cost: a block is freed only when none of its values is reachable, so a
 // program that keeps one value of each block holds the block's memory: at
-// most BlockBytes per kept value (16 times a 64-byte handle), and in
+// most BlockBytes per kept value (8 times a 64-byte handle), and in
 // practice what long-lived handles make of it, about their own size. The
 // pool keeps its current block until it hands out its last value.
 package block
@@ -27,10 +27,13 @@ import (
 )
 
 // BlockBytes is the size of the blocks a Pool allocates (for values of
-// at most this size): 1 KiB, a size class of its own, so a block starts
-// on a 1 KiB boundary and values whose size divides it keep their
-// alignment to it (a 64-byte value: its own cache line).
-const BlockBytes = 1024
+// at most this size): 512 bytes, a size class of its own, so a block
+// starts on a 512-byte boundary and values whose size divides it keep
+// their alignment to it (a 64-byte value: its own cache line). Not more:
+// an object of more than 512 bytes that holds pointers carries an
+// 8-byte header, so a 1 KiB block took 1,152 bytes (8 bytes more per
+// handle: BenchmarkScale's heap per series at 1M, 571 -> 579 B).
+const BlockBytes = 512
 
 // Pool hands out pointers to zero values of T, allocated BlockBytes at a
 // time. The zero Pool is ready to use. Safe for concurrent use: New holds

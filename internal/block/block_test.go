@@ -1,6 +1,7 @@
 package block
 
 import (
+	"github.com/zerostat/zerostat/internal/race"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -117,4 +118,34 @@ func TestConcurrentNewExact(t *testing.T) {
 			t.Fatalf("%p: written %d times; want once", l, l.w[1])
 		}
 	}
+}
+
+// A block costs BlockBytes of heap, no more: a block of more than 512
+// bytes holding pointers would carry the runtime's 8-byte malloc header
+// and round up to the next size class (1 KiB took 1,152 bytes).
+func TestBlockCostsItsSize(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	type handleLike struct {
+		p *int // pointers, as a handle has
+		w [7]uint64
+	}
+	if s := unsafe.Sizeof(handleLike{}); s != 64 {
+		t.Fatalf("handleLike is %d bytes; want 64", s)
+	}
+	var p Pool[handleLike]
+	const blocks = 256
+	n := blocks * BlockBytes / 64
+	keep := make([]*handleLike, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		keep[i] = p.New()
+	}
+	runtime.ReadMemStats(&after)
+	if got, want := after.TotalAlloc-before.TotalAlloc, uint64(blocks*BlockBytes); got != want {
+		t.Errorf("%d values took %d bytes of heap; want %d (%d blocks of %d)", n, got, want, blocks, BlockBytes)
+	}
+	runtime.KeepAlive(keep)
 }

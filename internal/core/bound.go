@@ -22,8 +22,8 @@ import (
 // for concurrent use; records never lock unless they create a series.
 //
 // Layout: a Bound is 64 bytes, and fills one cache line of its own (the
-// runtime aligns a 64-byte size class to 64, and stats handles come 16 to
-// a 1 KiB block, internal/block, which keeps that alignment and lays
+// runtime aligns a 64-byte size class to 64, and stats handles come 8 to
+// a 512-byte block, internal/block, which keeps that alignment and lays
 // handles bound one at a time side by side), and the first state lives
 // in it: a record of one view reads st, m and the
 // state's cell word and adds to its own cell, all in that line (see
