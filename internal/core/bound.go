@@ -25,10 +25,10 @@ import (
 // runtime aligns a 64-byte size class to 64, and stats handles come 8 to
 // a 512-byte block, internal/block, which keeps that alignment and lays
 // handles bound one at a time side by side), and the first state lives
-// in it: a record of one view reads st, m and the
-// state's cell word and adds to its own cell, all in that line (see
-// boundcell.go), and reads the measure's subscriber list, shared by
-// every handle of the measure and so kept in cache. Before, a 96-byte
+// in it: a record of one view reads st, m and the state's cell word and
+// adds to its own cell, all in that line (see boundcell.go), and reads
+// the measure's subscriber list, shared by every handle of the measure
+// and so kept in cache. Before, a 96-byte
 // Bound whose record added to its series (a second, dependent cache
 // miss) cost 72 ns a record at 100,000 live handles recorded in a
 // scattered order (BenchmarkScale); this layout 43 to 45 ns (two make
