@@ -200,12 +200,14 @@ func (st *boundState) intDelta(m *Measure, v int64) (uint64, bool) {
 // ownAdd adds d to st's own cell and returns the cell's new word. When st
 // is b's first state (it is, until a view over the measure changes), the
 // add addresses b.first.own, an offset from b, rather than st.own: the
-// same memory, but the locked add then does not wait for the load of st
-// (b.st) to know its address, and on a handle line that is not in cache
-// the record makes one memory round trip where it made two, the compare
-// of st with &b.first predicted. Pinned A/B (BenchmarkScale, handle,
-// n=6): 101 -> 72 ns a record at 100,000 live handles, 206 -> 151 ns at
-// 1,000,000, 15.6 -> 14.9 ns at 10,000; 1,000 unchanged. Inlined.
+// same memory, but the locked add's address no longer depends on a load
+// from the handle's line (the compare of st with &b.first is predicted).
+// Measured, on a handle line not in cache: pinned A/B (BenchmarkScale,
+// handle, n=6) 101 -> 72 ns a record at 100,000 live handles, 206 -> 151
+// ns at 1,000,000, 15.6 -> 14.9 ns at 10,000; 1,000 unchanged. Why it
+// saves that much (perhaps the line is then fetched for writing at once,
+// not read and then upgraded) is not verified by a hardware counter.
+// Inlined.
 func (b *Bound) ownAdd(st *boundState, d uint64) uint64 {
 	if st == &b.first {
 		return b.first.own.Add(d)
