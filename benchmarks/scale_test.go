@@ -107,14 +107,17 @@ type scaleInstance struct {
 type scaleSDK struct {
 	name  string
 	build func(b *testing.B, n int) *scaleInstance
+	// recordOnly: no SDK, no op=lifecycle or op=collect (the floors).
+	recordOnly bool
 }
 
 var scaleSDKs = []scaleSDK{
-	{"zerostat", scaleZerostat},
-	{"opencensus", scaleOpenCensus},
-	{"otel", scaleOtel},
-	{"prometheus", scalePrometheus},
-	{"victoriametrics", scaleVictoriaMetrics},
+	{"zerostat", scaleZerostat, false},
+	{"opencensus", scaleOpenCensus, false},
+	{"otel", scaleOtel, false},
+	{"prometheus", scalePrometheus, false},
+	{"victoriametrics", scaleVictoriaMetrics, false},
+	{"floor", scaleFloor, true},
 }
 
 // parStart hands each RunParallel goroutine its own starting offset.
@@ -149,41 +152,9 @@ func runOp(b *testing.B, op, impl string, f func(b *testing.B)) {
 
 // scaleRun runs the ops of one SDK at n series.
 func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
-	// op=lifecycle: each run (one per -count: b.Loop calls the function
-	// once) builds a fresh instance, measures it and removes it.
-	// ns/op is the time to create and record one series; B/series the live
-	// heap per series after GC, the benchmark's own recorders (contexts,
-	// handles, children) included; unregister-ns/series the removal, from
-	// the call's start to the end of the garbage collection after it, per
-	// series; unregister-call-ns/series the call alone.
-	runOp(b, "lifecycle", sdk.name, func(b *testing.B) {
-		var before, after runtime.MemStats
-		gc2()
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		inst := sdk.build(b, n)
-		create := time.Since(start)
-		gc2()
-		runtime.ReadMemStats(&after)
-		if got := inst.collect(); got != n {
-			b.Fatalf("%s: collect saw %d series; want %d", sdk.name, got, n)
-		}
-		inst.drop()
-		gc2()
-		start = time.Now()
-		inst.remove()
-		call := time.Since(start)
-		runtime.GC()
-		removed := time.Since(start)
-		for b.Loop() {
-			// Nothing: the measurements are above (b.Loop's first call
-			// resets the timer and the metrics: report after it).
-		}
-		b.ReportMetric(float64(create.Nanoseconds())/float64(n), "ns/op")
-		b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/float64(n), "B/series")
-		b.ReportMetric(float64(removed.Nanoseconds())/float64(n), "unregister-ns/series")
-		b.ReportMetric(float64(call.Nanoseconds())/float64(n), "unregister-call-ns/series")
-	})
+	if !sdk.recordOnly {
+		runLifecycle(b, sdk, n)
+	}
 
 	// The record and collect ops share one instance.
 	inst := sdk.build(b, n)
@@ -218,12 +189,55 @@ func scaleRun(b *testing.B, sdk scaleSDK, n int, perm []int32) {
 	if got, want := inst.total(), inst.base+records; got != want {
 		b.Fatalf("%s: the instance holds %d records; want %d", sdk.name, got, want)
 	}
+	if sdk.recordOnly {
+		return
+	}
 	runOp(b, "collect", sdk.name, func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			inst.collect()
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/series")
+	})
+}
+
+// runLifecycle runs op=lifecycle: each run (one per -count: b.Loop calls
+// the function once) builds a fresh instance, measures it and removes it.
+// ns/op is the time to create and record one series; B/series the live
+// heap per series after GC, the benchmark's own recorders (contexts,
+// handles, children) included; unregister-ns/series the removal, from
+// the call's start to the end of the garbage collection after it, per
+// series; unregister-call-ns/series the call alone.
+//
+//go:noinline // see TestBenchmarkClosuresNotBuiltByInlining
+func runLifecycle(b *testing.B, sdk scaleSDK, n int) {
+	runOp(b, "lifecycle", sdk.name, func(b *testing.B) {
+		var before, after runtime.MemStats
+		gc2()
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		inst := sdk.build(b, n)
+		create := time.Since(start)
+		gc2()
+		runtime.ReadMemStats(&after)
+		if got := inst.collect(); got != n {
+			b.Fatalf("%s: collect saw %d series; want %d", sdk.name, got, n)
+		}
+		inst.drop()
+		gc2()
+		start = time.Now()
+		inst.remove()
+		call := time.Since(start)
+		runtime.GC()
+		removed := time.Since(start)
+		for b.Loop() {
+			// Nothing: the measurements are above (b.Loop's first call
+			// resets the timer and the metrics: report after it).
+		}
+		b.ReportMetric(float64(create.Nanoseconds())/float64(n), "ns/op")
+		b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/float64(n), "B/series")
+		b.ReportMetric(float64(removed.Nanoseconds())/float64(n), "unregister-ns/series")
+		b.ReportMetric(float64(call.Nanoseconds())/float64(n), "unregister-call-ns/series")
 	})
 }
 
@@ -618,5 +632,104 @@ func scaleVictoriaMetrics(b *testing.B, n int) *scaleInstance {
 		},
 		drop:   func() { cs = nil },
 		remove: func() { s = nil },
+	}
+}
+
+// The floors: what the machine itself charges for the two shapes a record
+// at scale takes, with no SDK around them, in the same scattered order.
+// Every series is a 64-byte cell of its own (a separate allocation, as a
+// child or a series is), holding a counter.
+//
+//   - floor_direct: the cell's address is in a slice, as a kept child's
+//     or a handle's is: load it, then one atomic add to the cell. A
+//     record's cache miss is the add's, and the CPU overlaps the misses
+//     of successive records: their addresses are known ahead.
+//   - floor_dependent: the slice holds a 224-byte object per series (the
+//     size of tag.New's context with 2 tags, allocated beside its cell, as
+//     that context is beside its series), which holds the cell's address: load
+//     the object's pointer, then one atomic add to the cell. The add's
+//     address comes from a load that misses, as a record through a context
+//     reads its series from the context's cache slot. On the project's VM
+//     (AMD EPYC, Zen 1) such a record costs about one full memory latency:
+//     a scratch loop over 1M cells took 26 ns a record in the first shape,
+//     165 in this one, 162 with a plain increment instead of the atomic
+//     add, 51 with a load instead of either, and 160 for a chain of
+//     dependent loads. So it is the write to an address that a missing
+//     load supplies that stops successive records from overlapping; why,
+//     no hardware counter here could say (the VM exposes none).
+//
+// zerostat's stats.Record through a context is of the dependent shape,
+// its handles and Prometheus's kept child of the direct one: the rows say
+// what each record costs above its shape's floor.
+type scaleCell struct {
+	v atomic.Int64
+	_ [7]int64
+}
+
+type scaleRef struct {
+	c *scaleCell
+	_ [27]uint64 // 224 bytes
+}
+
+func scaleFloor(b *testing.B, n int) *scaleInstance {
+	cells := make([]*scaleCell, n)
+	refs := make([]*scaleRef, n)
+	for i := range n {
+		cells[i] = new(scaleCell)
+		refs[i] = &scaleRef{c: cells[i]}
+		cells[i].v.Add(1)
+	}
+	return &scaleInstance{
+		base: int64(n),
+		recorders: []scaleRecorder{
+			{"floor_direct", func(b *testing.B, perm []int32) {
+				i := 0
+				for b.Loop() {
+					cells[perm[i]].v.Add(1)
+					if i++; i == len(perm) {
+						i = 0
+					}
+				}
+			}, func(b *testing.B, perm []int32) {
+				b.RunParallel(func(pb *testing.PB) {
+					i := parOffset(len(perm))
+					for pb.Next() {
+						cells[perm[i]].v.Add(1)
+						if i++; i == len(perm) {
+							i = 0
+						}
+					}
+				})
+			}},
+			{"floor_dependent", func(b *testing.B, perm []int32) {
+				i := 0
+				for b.Loop() {
+					refs[perm[i]].c.v.Add(1)
+					if i++; i == len(perm) {
+						i = 0
+					}
+				}
+			}, func(b *testing.B, perm []int32) {
+				b.RunParallel(func(pb *testing.PB) {
+					i := parOffset(len(perm))
+					for pb.Next() {
+						refs[perm[i]].c.v.Add(1)
+						if i++; i == len(perm) {
+							i = 0
+						}
+					}
+				})
+			}},
+		},
+		total: func() int64 {
+			var t int64
+			for _, c := range cells {
+				t += c.v.Load()
+			}
+			return t
+		},
+		collect: func() int { return len(cells) },
+		drop:    func() {},
+		remove:  func() { cells, refs = nil, nil },
 	}
 }

@@ -34,11 +34,15 @@ func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 // series holds the samples of one benchmark name and unit.
 type results struct {
-	vals  map[string]map[string][]float64 // name -> unit -> values
-	cpu   string
-	goos  string
-	arch  string
-	procs string
+	vals map[string]map[string][]float64 // name -> unit -> values
+	cpu  string
+	// scaleCPU is the cpu line of the BenchmarkScale results, and the date
+	// the section was generated: make bench-scale splices that section
+	// alone into a page another run may have written.
+	scaleCPU string
+	goos     string
+	arch     string
+	procs    string
 }
 
 func read(paths []string) (*results, error) {
@@ -63,6 +67,9 @@ func read(paths []string) (*results, error) {
 					continue
 				}
 				name += string(pt)
+			}
+			if string(base) == "Scale" && r.scaleCPU == "" {
+				r.scaleCPU = fmt.Sprintf("%s/%s, %s, GOMAXPROCS %s, %s", r.goos, r.arch, strings.TrimSpace(r.cpu), r.procs, time.Now().UTC().Format("2006-01-02"))
 			}
 			if r.vals[name] == nil {
 				r.vals[name] = map[string][]float64{}

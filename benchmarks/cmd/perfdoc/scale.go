@@ -18,6 +18,7 @@ var scaleImpls = []struct{ impl, sdk string }{
 	{"zerostat", "zerostat"}, {"zerostat_handle", "zerostat"}, {"opencensus", "opencensus"},
 	{"otel", "otel"}, {"prometheus", "prometheus"}, {"prometheus_labels", "prometheus"},
 	{"victoriametrics", "victoriametrics"},
+	{"floor_direct", "floor"}, {"floor_dependent", "floor"},
 }
 
 // The markers around the section, so that -splice can replace it alone.
@@ -73,7 +74,10 @@ var scaleTables = []struct {
 func writeScale(b *bytes.Buffer, r *results, svgName string) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	w("%s\n## Scale: 1,000 to 1,000,000 live series\n\n", scaleBegin)
-	w("One counter keyed by 2 tags, every series created and recorded once before timing; the record ops visit the series in a fixed random permutation (benchmarks/scale_test.go, `BenchmarkScale`, run by `make bench` with `-count=6 -benchtime=100ms`; not in the gate). `zerostat` is `stats.Record` with a context per series built by `tag.New`; `zerostat_handle` a `stats.Int64Handle` per series; `prometheus` the kept child's `Inc`, `prometheus_labels` `WithLabelValues(...).Inc`; `otel` `Add` with a precomputed attribute set; `victoriametrics` a kept `*Counter`.\n\n")
+	w("One counter keyed by 2 tags, every series created and recorded once before timing; the record ops visit the series in a fixed random permutation (benchmarks/scale_test.go, `BenchmarkScale`, run by `make bench` with `-count=6 -benchtime=100ms`; not in the gate). `zerostat` is `stats.Record` with a context per series built by `tag.New`; `zerostat_handle` a `stats.Int64Handle` per series; `prometheus` the kept child's `Inc`, `prometheus_labels` `WithLabelValues(...).Inc`; `otel` `Add` with a precomputed attribute set; `victoriametrics` a kept `*Counter`. The two floors are no SDK: `floor_direct` is one atomic add to a 64-byte cell whose address is kept in a slice (the shape of a handle's or a kept child's record), `floor_dependent` the same add to a cell whose address is first read from another object of its own, scattered too (the shape of a record through a context, which reads its series from the context's cache slot).\n\n")
+	if r.scaleCPU != "" {
+		w("Measured on %s (the section can be regenerated alone, by `make bench-scale`, on another machine than the rest of this page).\n\n", r.scaleCPU)
+	}
 	w("![cost against live series, log-log](%s)\n\n", svgName)
 	for _, t := range scaleTables {
 		w("### %s\n\n| impl |", t.title)
@@ -144,11 +148,31 @@ func writeScale(b *bytes.Buffer, r *results, svgName string) {
 	hx, ok1 := r.scaleValue(1_000_000, "zerostat", "lifecycle", "B/series")
 	hy, ok2 := r.scaleValue(10_000, "zerostat", "lifecycle", "B/series")
 	target("heap per series at 1M ≤ 1.1× at 10k (flat)", hx/hy, ok1 && ok2, 1.1, "×")
+	floors := func(n int) {
+		var parts []string
+		for _, c := range []struct{ impl, floor, what string }{
+			{"zerostat", "floor_dependent", "`stats.Record` through a context"},
+			{"zerostat_handle", "floor_direct", "a handle"},
+			{"prometheus", "floor_direct", "Prometheus's kept child"},
+		} {
+			if v, ok := ratio(n, c.impl, c.floor, "record", "ns/op"); ok {
+				parts = append(parts, fmt.Sprintf("%s %.2f× `%s`", c.what, v, c.floor))
+			}
+		}
+		if len(parts) > 0 {
+			w("\nAgainst the floor of its shape at %s series (one goroutine): %s.\n", sizeLabel(n), strings.Join(parts, ", "))
+		}
+	}
+	floors(100_000)
+	floors(1_000_000)
 	w("\nUnregister + GC per series includes a `runtime.GC()` of the whole process heap, about a millisecond whatever the view's size: at 1k series that alone is 1 µs per series, for every SDK.\n\n%s\n\n", scaleEnd)
 }
 
 // scalePalette adds the rows the record chart does not have.
-var scalePalette = map[string]string{"zerostat_handle": "#56b4e9", "prometheus_labels": "#f0e442", "victoriametrics": "#009e73"}
+var scalePalette = map[string]string{
+	"zerostat_handle": "#56b4e9", "prometheus_labels": "#f0e442", "victoriametrics": "#009e73",
+	"floor_direct": "#bbbbbb", "floor_dependent": "#777777",
+}
 
 func scaleColour(impl string) string {
 	if c, ok := scalePalette[impl]; ok {
