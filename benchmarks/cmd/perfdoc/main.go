@@ -69,7 +69,7 @@ func read(paths []string) (*results, error) {
 				name += string(pt)
 			}
 			if string(base) == "Scale" && r.scaleCPU == "" {
-				r.scaleCPU = fmt.Sprintf("%s/%s, %s, GOMAXPROCS %s, %s", r.goos, r.arch, strings.TrimSpace(r.cpu), r.procs, time.Now().UTC().Format("2006-01-02"))
+				r.scaleCPU = fmt.Sprintf("%s/%s, %s, GOMAXPROCS %s; generated %s", r.goos, r.arch, strings.TrimSpace(r.cpu), r.procs, time.Now().UTC().Format("2006-01-02"))
 			}
 			if r.vals[name] == nil {
 				r.vals[name] = map[string][]float64{}
