@@ -43,14 +43,17 @@ func Record(ctx context.Context, ms ...Measurement) {
 // by mutators, as if by tag.New, without building a tag.Map or a context.
 // When the same mutators were applied to the same tags recently (by any
 // goroutine), the result is found by them, in a bounded cache of 1024
-// derivations (a hash of the mutators' precomputed hashes and a compare of
-// each mutator and parent tag), and recorded through that map's per-view
-// series cache: about 45 ns for 2 mutators and one counter on the
-// project's VM. Otherwise the tag set is built on the stack (up to 8 tags),
+// derivations (a hash of the mutators' precomputed hashes, a compare of
+// each mutator and of each parent tag, or of the parent's address when it
+// is a map of tag.New's map cache), and recorded through that map's per-view
+// series cache (docs/performance.md, recordwithtags_2mut and the request
+// rows). Otherwise the tag set is built on the stack (up to 8 tags),
 // looked up in the bounded cache of recent tag maps tag.New uses, and a
 // new one resolves each view's series by hashing the values it keys on.
 // Cost: no allocation, except when a tag set or a derivation is seen the
-// second time in a row of its cache slot (it is then cached, once).
+// second time in a row of its cache slot (it is then cached, once), and
+// once when a derivation is found for another cached map of its parent's
+// tags (it is then kept with that map).
 //
 // It returns the first invalid mutator's error, and then records nothing.
 func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measurement) error {

@@ -132,28 +132,38 @@ func SetHash(tags []Tag) uint64 {
 	return h ^ h>>29
 }
 
-// sameTags reports whether two tag sets (internal order) are equal. The
-// common case, tags whose strings share their bytes (from one literal, one
-// interned value, one map), is one branch per tag on a combined compare;
-// strings with other bytes are compared in full.
+// sameTags reports whether two tag sets (internal order) are equal; see
+// compareTags.
 func sameTags(a, b []Tag) bool {
+	same, _ := compareTags(a, b)
+	return same
+}
+
+// compareTags reports whether two tag sets (internal order) are equal, and
+// whether every string of a shares its bytes with b's. The common case,
+// tags whose strings share their bytes (from one literal, one interned
+// value, one map), is one branch per tag on a combined compare; strings
+// with other bytes are compared in full.
+func compareTags(a, b []Tag) (same, shared bool) {
 	if len(a) != len(b) {
-		return false
+		return false, false
 	}
+	shared = true
 	for i := range a {
 		x, y := &a[i], &b[i]
 		d := (x.KeyHash ^ y.KeyHash) | (x.ValueHash ^ y.ValueHash) | uint64(uint8(x.TTL^y.TTL)) |
 			uint64(len(x.Key)^len(y.Key)) | uint64(len(x.Value)^len(y.Value))
 		if d != 0 {
-			return false
+			return false, false
 		}
 		if unsafe.StringData(x.Key) != unsafe.StringData(y.Key) || unsafe.StringData(x.Value) != unsafe.StringData(y.Value) {
 			if x.Key != y.Key || x.Value != y.Value {
-				return false
+				return false, false
 			}
+			shared = false
 		}
 	}
-	return true
+	return true, shared
 }
 
 // The one-allocation forms of a context with a new map: the context, the
