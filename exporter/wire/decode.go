@@ -339,6 +339,9 @@ func (d *decoder) view(v *View, i int) error {
 	if v.Name, err = d.str(); err != nil {
 		return err
 	}
+	if v.Name == "" {
+		return d.failf("the empty string")
+	}
 	d.path = ".description"
 	if v.Description, err = d.str(); err != nil {
 		return err
@@ -368,6 +371,14 @@ func (d *decoder) view(v *View, i int) error {
 		if v.Keys[i], err = d.str(); err != nil {
 			return err
 		}
+		if v.Keys[i] == "" {
+			return d.failf("key %d is the empty string", i)
+		}
+	}
+	if k, ok := repeatedKey(v.Keys); ok {
+		// A reader maps a row's values to keys by name: one of the two
+		// values would be lost.
+		return d.failf("key %q is listed twice", k)
 	}
 	d.path = ".bounds"
 	nb, err := d.r.ReadArrayHeader()
@@ -383,6 +394,9 @@ func (d *decoder) view(v *View, i int) error {
 	for i := range v.Bounds {
 		if v.Bounds[i], err = d.float(); err != nil {
 			return err
+		}
+		if math.IsNaN(v.Bounds[i]) || math.IsInf(v.Bounds[i], 0) {
+			return d.failf("bound %d is %v; want a finite number", i, v.Bounds[i])
 		}
 		if i > 0 && !(v.Bounds[i] > v.Bounds[i-1]) {
 			return d.failf("bounds not increasing: %v after %v", v.Bounds[i], v.Bounds[i-1])
@@ -704,4 +718,27 @@ func columnName(a Aggregation, c int) string {
 		return [...]string{".count", ".sum", ".min", ".max", ".sum_sq_dev"}[c]
 	}
 	return fmt.Sprintf(".buckets[%d]", c-5)
+}
+
+// repeatedKey returns a key that keys lists twice. Cost: a compare of each
+// pair for a view's usual few keys; a set past 16.
+func repeatedKey(keys []string) (string, bool) {
+	if len(keys) <= 16 {
+		for i := 1; i < len(keys); i++ {
+			for _, k := range keys[:i] {
+				if k == keys[i] {
+					return k, true
+				}
+			}
+		}
+		return "", false
+	}
+	seen := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		if _, ok := seen[k]; ok {
+			return k, true
+		}
+		seen[k] = struct{}{}
+	}
+	return "", false
 }
