@@ -26,16 +26,24 @@ const (
 // in the variable. OTEL_SERVICE_NAME wins over a service.name in
 // OTEL_RESOURCE_ATTRIBUTES (as the specification says); host.name and
 // process.pid there fill Host and PID; the other attributes are added
-// after r.Attributes, in the variable's order. The variable's keys and
-// values are percent-decoded. An invalid value is an error naming the
-// variable. Every exporter with FromEnv describes the process with it.
-// It reads the environment once; safe for concurrent use.
+// after r.Attributes, in the variable's order. A key the variable lists
+// twice takes its last value, as in OpenTelemetry's SDKs. The variable's
+// keys and values are percent-decoded. An invalid value is an error naming
+// the variable, and an invalid r (see Normalize) an error naming the key;
+// a service.name, host.name or process.pid of r.Attributes is set in code
+// and fills its field. Every exporter with FromEnv describes the process
+// with it. It reads the environment once; safe for concurrent use.
 func (r Resource) FromEnv() (Resource, error) {
+	r, err := r.fold()
+	if err != nil {
+		return r, err
+	}
 	var env otelenv.Env
 	pairs, err := otelenv.Pairs(EnvResourceAttributes, env.Get(EnvResourceAttributes))
 	if err != nil {
 		return r, err
 	}
+	pairs = lastOfEach(pairs)
 	code := make(map[string]bool, len(r.Attributes))
 	for _, a := range r.Attributes {
 		code[a.Key] = true
@@ -158,4 +166,23 @@ func (o Options) fromEnv() (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// lastOfEach returns pairs with each key once, at its last position, with
+// its last value.
+func lastOfEach(pairs []otelenv.Pair) []otelenv.Pair {
+	last := make(map[string]int, len(pairs))
+	for i, p := range pairs {
+		last[p.Key] = i
+	}
+	if len(last) == len(pairs) {
+		return pairs
+	}
+	out := make([]otelenv.Pair, 0, len(last))
+	for i, p := range pairs {
+		if last[p.Key] == i {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -56,6 +56,71 @@ func TestResourceFromEnvErrors(t *testing.T) {
 	}
 }
 
+// TestResourceFromEnvRepeatedKey: a key OTEL_RESOURCE_ATTRIBUTES lists
+// twice takes its last value, as in OpenTelemetry's SDKs, and is written
+// once (OTLP: attribute keys must be unique); before, both were kept.
+func TestResourceFromEnvRepeatedKey(t *testing.T) {
+	t.Setenv(EnvServiceName, "")
+	t.Setenv(EnvResourceAttributes, "team=a,env=prod,team=b,service.name=x,service.name=y")
+	r, err := Resource{}.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []wire.Attribute{{Key: "env", Value: "prod"}, {Key: "team", Value: "b"}}
+	if r.ServiceName != "y" || len(r.Attributes) != len(want) || r.Attributes[0] != want[0] || r.Attributes[1] != want[1] {
+		t.Fatalf("got %+v; want service y and %v", r, want)
+	}
+	// A code attribute of a built-in key is the code's.
+	t.Setenv(EnvResourceAttributes, "service.name=env")
+	if r, err := (Resource{Attributes: []wire.Attribute{{Key: "service.name", Value: "code"}}}).FromEnv(); err != nil || r.ServiceName != "code" || len(r.Attributes) != 0 {
+		t.Fatalf("service.name in code and in the variable: got %+v, %v; want code's, in the field", r, err)
+	}
+}
+
+// TestResourceNormalize: every exporter describes the process with
+// Normalize's result. Before, a service.name, host.name or process.pid in
+// Attributes was written a second time after the built-in one, and a key
+// listed twice or an empty one reached the payload (only the OTLP
+// encoder refused the empty one).
+func TestResourceNormalize(t *testing.T) {
+	attrs := func(kv ...string) []wire.Attribute {
+		var out []wire.Attribute
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, wire.Attribute{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	r, err := Resource{Attributes: attrs("a", "1", "service.name", "svc", "host.name", "h", "process.pid", "42", "b", "2")}.Normalize()
+	if err != nil || r.ServiceName != "svc" || r.Host != "h" || r.PID != 42 || len(r.Attributes) != 2 || r.Attributes[0].Key != "a" || r.Attributes[1].Key != "b" {
+		t.Fatalf("got %+v, %v; want the built-in keys in their fields, a and b after", r, err)
+	}
+	if r, err := (Resource{ServiceName: "svc", Attributes: attrs("service.name", "svc")}).Normalize(); err != nil || r.ServiceName != "svc" || len(r.Attributes) != 0 {
+		t.Fatalf("service.name equal to the field: got %+v, %v; want it once", r, err)
+	}
+	if r, err := (Resource{}).Normalize(); err != nil || r.ServiceName == "" || r.Host == "" || r.PID == 0 {
+		t.Fatalf("the zero Resource: got %+v, %v; want the defaults", r, err)
+	}
+	for _, tc := range []struct {
+		r    Resource
+		want string
+	}{
+		{Resource{Attributes: attrs("a", "1", "", "2")}, "Attributes[1] has an empty key"},
+		{Resource{Attributes: attrs("a", "1", "a", "2")}, `lists "a" twice`},
+		{Resource{Attributes: attrs("host.name", "x", "host.name", "x")}, `lists "host.name" twice`},
+		{Resource{ServiceName: "code", Attributes: attrs("service.name", "attr")}, `service.name="attr", but the Resource's field holds "code"`},
+		{Resource{PID: 7, Attributes: attrs("process.pid", "8")}, "process.pid=8, but Resource.PID is 7"},
+		{Resource{Attributes: attrs("process.pid", "-1")}, `process.pid="-1" is not a positive integer`},
+	} {
+		if _, err := tc.r.Normalize(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v; want an error saying %q", tc.r, err, tc.want)
+		}
+		sink := FuncSink(func(context.Context, Payload) error { return nil })
+		if _, err := New(sink, Options{Resource: tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New with %+v: got %v; want an error saying %q", tc.r, err, tc.want)
+		}
+	}
+}
+
 func TestOptionsFromEnv(t *testing.T) {
 	sink := FuncSink(func(context.Context, Payload) error { return nil })
 	t.Setenv(EnvMetricExportInterval, "1500")

@@ -134,6 +134,10 @@ type Resource struct {
 	Host        string
 	PID         int
 	// Attributes are added after service.name, host.name and process.pid.
+	// Each key must be non-empty and listed once. A service.name,
+	// host.name or process.pid here fills the field of its own (it is an
+	// error when the field holds another value), as it does in an
+	// OpenTelemetry resource.
 	Attributes []wire.Attribute
 }
 
@@ -155,14 +159,75 @@ func (r Resource) WithDefaults() Resource {
 	return r
 }
 
-func (r Resource) attributes() []wire.Attribute {
-	r = r.WithDefaults()
+// Normalize returns r with a service.name, host.name or process.pid of
+// its Attributes moved into its field, and then WithDefaults applied:
+// what every exporter describes the process with, each key once. It is an
+// error, naming the key, when an attribute has an empty key, a key is
+// listed twice, such an attribute disagrees with its field, or a
+// process.pid is not a positive integer. r is not modified.
+func (r Resource) Normalize() (Resource, error) {
+	r, err := r.fold()
+	if err != nil {
+		return r, err
+	}
+	return r.WithDefaults(), nil
+}
+
+// fold is Normalize without WithDefaults.
+func (r Resource) fold() (Resource, error) {
+	var attrs []wire.Attribute
+	for i, a := range r.Attributes {
+		if a.Key == "" {
+			return r, fmt.Errorf("Resource.Attributes[%d] has an empty key", i)
+		}
+		for _, b := range r.Attributes[:i] {
+			if b.Key == a.Key {
+				return r, fmt.Errorf("Resource.Attributes lists %q twice", a.Key)
+			}
+		}
+		var field *string
+		switch a.Key {
+		case "service.name":
+			field = &r.ServiceName
+		case "host.name":
+			field = &r.Host
+		case "process.pid":
+			n, err := strconv.Atoi(a.Value)
+			if err != nil || n <= 0 {
+				return r, fmt.Errorf("Resource.Attributes: process.pid=%q is not a positive integer", a.Value)
+			}
+			if r.PID != 0 && r.PID != n {
+				return r, fmt.Errorf("Resource.Attributes: process.pid=%d, but Resource.PID is %d", n, r.PID)
+			}
+			r.PID = n
+		default:
+			attrs = append(attrs, a)
+		}
+		if field != nil {
+			if *field != "" && *field != a.Value {
+				return r, fmt.Errorf("Resource.Attributes: %s=%q, but the Resource's field holds %q", a.Key, a.Value, *field)
+			}
+			*field = a.Value
+		}
+	}
+	if len(attrs) != len(r.Attributes) {
+		r.Attributes = attrs
+	}
+	return r, nil
+}
+
+// attributes returns the normalized r as the wire's resource attributes.
+func (r Resource) attributes() ([]wire.Attribute, error) {
+	r, err := r.Normalize()
+	if err != nil {
+		return nil, err
+	}
 	attrs := []wire.Attribute{
 		{Key: "service.name", Value: r.ServiceName},
 		{Key: "host.name", Value: r.Host},
 		{Key: "process.pid", Value: strconv.Itoa(r.PID)},
 	}
-	return append(attrs, r.Attributes...)
+	return append(attrs, r.Attributes...), nil
 }
 
 // Payload is one encoded snapshot (or one part of it) handed to a Sink.
@@ -242,6 +307,10 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 			return nil, fmt.Errorf("exporter: %w", err)
 		}
 	}
+	resource, err := opts.Resource.attributes()
+	if err != nil {
+		return nil, fmt.Errorf("exporter: %w", err)
+	}
 	kinds, err := delta.NewKinds(opts.Temporality == Delta, opts.TemporalityPreference, "exporter: ")
 	if err != nil {
 		return nil, err
@@ -286,7 +355,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	c := pipe.Config()
 	opts.Interval, opts.Timeout, opts.Retry, opts.MaxQueuedBytes = c.Interval, c.Timeout, c.Retry, c.MaxQueuedBytes
 	e.opts = opts
-	e.enc = newEncoder(opts.MaxPayloadBytes, kinds, opts.EvictIdleAfter, opts.Resource.attributes())
+	e.enc = newEncoder(opts.MaxPayloadBytes, kinds, opts.EvictIdleAfter, resource)
 	e.enc.version = opts.WireVersion
 	return e, nil
 }

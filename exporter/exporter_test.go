@@ -564,7 +564,11 @@ func TestEncodeAllocs(t *testing.T) {
 	}{{"cumulative", Cumulative, DefaultMaxPayloadBytes}, {"delta", Delta, DefaultMaxPayloadBytes}, {"split", Cumulative, 4096}} {
 		for _, version := range wire.Versions {
 			kinds, _ := delta.NewKinds(tc.t == Delta, 0, "")
-			enc := newEncoder(tc.max, kinds, 0, Resource{ServiceName: "s"}.attributes())
+			attrs, err := Resource{ServiceName: "s"}.attributes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := newEncoder(tc.max, kinds, 0, attrs)
 			enc.version = version
 			var n int
 			emit := func(p []byte, last bool) error { n += len(p); return nil }

@@ -53,12 +53,13 @@ const snapshotNotAcceptable = "acceptable: application/json, application/msgpack
 // are pooled: concurrent requests encode in parallel, each with buffers
 // reused from earlier requests.
 type snapshotHandler struct {
-	resource []wire.Attribute
-	prom     *prometheus.Handler
-	compress bool
-	sortRows bool
-	encoders sync.Pool // *encoder
-	bufs     sync.Pool // *[]byte, for the Prometheus forms
+	resource    []wire.Attribute
+	resourceErr error // SnapshotOptions.Resource's, answered to every request
+	prom        *prometheus.Handler
+	compress    bool
+	sortRows    bool
+	encoders    sync.Pool // *encoder
+	bufs        sync.Pool // *[]byte, for the Prometheus forms
 }
 
 var _ http.Handler = (*snapshotHandler)(nil)
@@ -78,7 +79,9 @@ var _ http.Handler = (*snapshotHandler)(nil)
 //
 // Anything else gets 406 Not Acceptable; methods other than GET and HEAD
 // get 405. The query parameter view=NAME restricts the msgpack and JSON
-// forms to the registered view named NAME (404 when there is none). The body is built in a buffer first and written in one Write
+// forms to the registered view named NAME (404 when there is none). An
+// invalid Resource (see Resource.Normalize) is answered with 500 and the
+// error to every request. The body is built in a buffer first and written in one Write
 // with its Content-Length (gzip-compressed when the request accepts it):
 // a slow client never holds an encoder's lock, and the encoder never
 // writes to the socket in small pieces.
@@ -93,11 +96,13 @@ func NewSnapshotHandler(opts SnapshotOptions) http.Handler {
 	popts := opts.Prometheus
 	popts.Format = 0
 	popts.DisableCompression = true // compression is decided here
+	resource, err := opts.Resource.attributes()
 	return &snapshotHandler{
-		resource: opts.Resource.attributes(),
-		prom:     prometheus.NewHandler(popts),
-		compress: !opts.DisableCompression,
-		sortRows: opts.SortRows,
+		resource:    resource,
+		resourceErr: err,
+		prom:        prometheus.NewHandler(popts),
+		compress:    !opts.DisableCompression,
+		sortRows:    opts.SortRows,
 	}
 }
 
@@ -105,6 +110,10 @@ func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if h.resourceErr != nil {
+		http.Error(w, "exporter: snapshot handler: "+h.resourceErr.Error(), http.StatusInternalServerError)
 		return
 	}
 	choice := accept.Negotiate(r.Header.Get("Accept"), snapshotOffers)

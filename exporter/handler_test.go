@@ -305,3 +305,38 @@ func TestSnapshotHandlerOneViewSorted(t *testing.T) {
 		t.Errorf("unknown view: %d %q; want 404 naming it", rec.Code, rec.Body.String())
 	}
 }
+
+// TestSnapshotHandlerInvalidResource: NewSnapshotHandler has no error to
+// return, so a Resource that Normalize refuses is answered, to every
+// request and in every form, with 500 and the error naming the key, and
+// a valid one's attributes appear once each.
+func TestSnapshotHandlerInvalidResource(t *testing.T) {
+	newFixture(t, 1)
+	bad := NewSnapshotHandler(SnapshotOptions{Resource: Resource{Attributes: []wire.Attribute{{Key: "team", Value: "a"}, {Key: "team", Value: "b"}}}})
+	for _, accept := range []string{wire.ContentType, ContentTypeJSON, "text/plain"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept", accept)
+		bad.ServeHTTP(rec, req)
+		if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), `lists "team" twice`) {
+			t.Errorf("Accept %s: %d %q; want 500 naming the repeated key", accept, rec.Code, rec.Body.String())
+		}
+	}
+	good := NewSnapshotHandler(SnapshotOptions{DisableCompression: true, Resource: Resource{ServiceName: "svc", Attributes: []wire.Attribute{{Key: "service.name", Value: "svc"}, {Key: "team", Value: "a"}}}})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept", wire.ContentType)
+	good.ServeHTTP(rec, req)
+	p, err := wire.Decode(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("%d: %v", rec.Code, err)
+	}
+	seen := map[string]int{}
+	for _, a := range p.Resource {
+		seen[a.Key+"="+a.Value]++
+		seen[a.Key]++
+	}
+	if seen["service.name"] != 1 || seen["team"] != 1 || seen["service.name=svc"] != 1 {
+		t.Fatalf("resource %v; want service.name=svc and team once each", p.Resource)
+	}
+}

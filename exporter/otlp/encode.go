@@ -2,7 +2,6 @@ package otlp
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -109,7 +108,10 @@ func NewEncoder(t Temporality, r exporter.Resource) (*Encoder, error) {
 // newEncoder returns an encoder reading the kinds of kinds as deltas
 // (through a tracker evicting series idle evictIdleAfter reads, 0: never).
 func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*Encoder, error) {
-	r = r.WithDefaults()
+	r, err := r.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
 	e := &Encoder{kinds: kinds, metrics: map[*core.View]*viewMetric{}}
 	if kinds.Any() {
 		e.delta = delta.NewTracker(evictIdleAfter)
@@ -120,9 +122,6 @@ func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*En
 	attrs = appendStringAttr(attrs, tagResourceAttributes, "host.name", r.Host)
 	attrs = appendIntAttr(attrs, tagResourceAttributes, "process.pid", int64(r.PID))
 	for _, a := range r.Attributes {
-		if a.Key == "" {
-			return nil, errors.New("otlp: a Resource attribute has an empty key")
-		}
 		attrs = appendStringAttr(attrs, tagResourceAttributes, a.Key, a.Value)
 	}
 	e.resource = append(appendLen(nil, tagRMResource, len(attrs)), attrs...)
