@@ -88,6 +88,10 @@ func (o Options) WithEnv() (Options, error) {
 			if !ValidHeaderName(p.Key) {
 				return fail(fmt.Errorf("%s: %q is not a valid header name", n, p.Key))
 			}
+			if !ValidHeaderValue(p.Value) {
+				// The value is not quoted: it may be a credential.
+				return fail(fmt.Errorf("%s: the value of header %q has a control character", n, p.Key))
+			}
 			k := http.CanonicalHeaderKey(p.Key)
 			if _, inCode := o.Header[k]; inCode {
 				continue

@@ -92,6 +92,8 @@ func TestWithEnvErrors(t *testing.T) {
 		{EnvHeaders, "novalue"},
 		{metricsVar(EnvHeaders), "a=%zz"},
 		{EnvHeaders, "bad key=1"},
+		{EnvHeaders, "api-key=abc%0Adef"}, // a control character: net/http would refuse every request
+		{metricsVar(EnvHeaders), "x=%7F"},
 		{EnvTimeout, "10s"},
 		{metricsVar(EnvTimeout), "0"},
 		{EnvCompression, "zstd"},
@@ -110,6 +112,20 @@ func TestWithEnvErrors(t *testing.T) {
 				t.Errorf("got %v; want an error naming %s", err, tc[0])
 			}
 		})
+	}
+	// A header value is not quoted in the error: it may be a credential.
+	t.Setenv(EnvHeaders, "api-key=sec%0Dret")
+	if _, err := New(Options{FromEnv: true}); err == nil || !strings.Contains(err.Error(), `header "api-key" has a control character`) || strings.Contains(err.Error(), "sec") {
+		t.Errorf("got %v; want the header named, its value not", err)
+	}
+	t.Setenv(EnvHeaders, "")
+	for _, v := range []string{"a\nb", "\x00", "x\x7f"} {
+		if _, err := New(Options{Endpoint: "http://127.0.0.1:4318", Header: map[string][]string{"Api-Key": {v}}}); err == nil || !strings.Contains(err.Error(), `Header "Api-Key" has a value with a control character`) {
+			t.Errorf("Header Api-Key=%q: got %v; want an error naming it", v, err)
+		}
+	}
+	if _, err := New(Options{Endpoint: "http://127.0.0.1:4318", Header: map[string][]string{"Api-Key": {"tab\tand ünïcode"}}}); err != nil {
+		t.Errorf("a tab and UTF-8 in a header value: %v; want them sent (net/http does)", err)
 	}
 	// The gRPC target is checked with the grpc protocol.
 	setenv(t, EnvProtocol, "grpc", EnvEndpoint, "collector:4317/path")

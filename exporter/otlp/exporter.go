@@ -212,9 +212,14 @@ func New(opts Options) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	for k := range opts.Header {
+	for k, vs := range opts.Header {
 		if !ValidHeaderName(k) {
 			return nil, fmt.Errorf("otlp: Header %q is not a valid header name", k)
+		}
+		for _, v := range vs {
+			if !ValidHeaderValue(v) {
+				return nil, fmt.Errorf("otlp: Header %q has a value with a control character", k)
+			}
 		}
 		switch http.CanonicalHeaderKey(k) {
 		case "Content-Type", "Content-Encoding", "Content-Length":
@@ -259,6 +264,18 @@ func ValidHeaderName(k string) bool {
 			continue
 		}
 		return false
+	}
+	return true
+}
+
+// ValidHeaderValue reports whether v may be sent as an HTTP header value:
+// it holds no control character but the horizontal tab (net/http refuses
+// to send a request otherwise).
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
 	}
 	return true
 }

@@ -129,7 +129,8 @@ func (e *Exporter) Stop(ctx context.Context) error {
 }
 
 // requestMetadata returns the headers as gRPC metadata: keys lower-cased,
-// none that gRPC reserves.
+// none that gRPC reserves, and values gRPC sends: printable ASCII, unless
+// the key ends in -bin (gRPC refuses every call otherwise).
 func requestMetadata(h http.Header) (metadata.MD, error) {
 	md := metadata.MD{}
 	for k, vs := range h {
@@ -137,9 +138,26 @@ func requestMetadata(h http.Header) (metadata.MD, error) {
 		if lk == "content-type" || lk == "te" || lk == "user-agent" || strings.HasPrefix(lk, "grpc-") || strings.HasPrefix(lk, ":") {
 			return nil, fmt.Errorf("otlp: Header sets %s, which gRPC sets", k)
 		}
+		if !strings.HasSuffix(lk, "-bin") {
+			for _, v := range vs {
+				if !printableASCII(v) {
+					return nil, fmt.Errorf("otlp: Header %q has a value gRPC cannot send: printable ASCII only (or a key ending in -bin)", k)
+				}
+			}
+		}
 		md[lk] = append(md[lk], vs...)
 	}
 	return md, nil
+}
+
+// printableASCII reports whether s is all bytes 0x20 to 0x7e.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // sender sends requests over one connection. Called from one goroutine

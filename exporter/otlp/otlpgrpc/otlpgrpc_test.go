@@ -434,3 +434,24 @@ func TestDeltaQueueOverGRPC(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestRequestMetadataValues: gRPC sends a header value only as printable
+// ASCII (or as bytes under a key ending in -bin) and fails every call
+// otherwise, so New refuses such a value, naming the header.
+func TestRequestMetadataValues(t *testing.T) {
+	for _, tc := range []struct {
+		h  map[string][]string
+		ok bool
+	}{
+		{map[string][]string{"X-Key": {"printable ~ ASCII"}}, true},
+		{map[string][]string{"X-Key-Bin": {"\x00\xff"}}, true},
+		{map[string][]string{"X-Key": {"line\nbreak"}}, false},
+		{map[string][]string{"X-Key": {"tab\there"}}, false},
+		{map[string][]string{"X-Key": {"ünïcode"}}, false},
+	} {
+		_, err := requestMetadata(tc.h)
+		if tc.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), `"X-Key"`) {
+			t.Errorf("%q: got %v; want ok %v, or an error naming the header", tc.h, err, tc.ok)
+		}
+	}
+}
