@@ -115,11 +115,24 @@
 //     is left out;
 //   - zerostat's OTLP encoder leaves a histogram's sum out once it has
 //     seen a negative value (OTLP's "SHOULD NOT"); the SDK sends it.
-//   - instrumentation scopes are not exported.
+//   - instrumentation scopes are not exported;
+//   - int64 instruments keep their values as float64 (zerostat's sums and
+//     gauges), exact to 2^53;
+//   - the meters of a provider share one namespace (below): an instrument
+//     created under a name another meter used for another kind or number
+//     type is an error and a no-op instrument, where the SDK exports two
+//     streams of one name.
 //
-// # Scopes
+// # Scopes and duplicate instruments
 //
 // zerostat's exporters have no instrumentation scopes: the meters of one
 // provider share its instruments, and asking two meters for the same
-// instrument name returns the same instrument.
+// instrument name returns the same instrument. Names are case-insensitive,
+// as the specification says: "requestCount" and "RequestCount" are one
+// instrument, named as it was first created. Creating an instrument again
+// with another description, unit or advisory boundaries returns the first
+// one, which keeps its first-seen definition, and reports a warning
+// through otel.Handle (the specification's duplicate instrument
+// registration). Another kind, or int64 against float64, cannot share the
+// name's view: an error naming both, and a no-op instrument.
 package otel

@@ -117,7 +117,7 @@ func init() {
 
 func newInst(p *MeterProvider, spec instSpec) *inst {
 	i := &inst{p: p, spec: spec}
-	name := p.ViewName(spec.name)
+	name := p.cfg.prefix + spec.name
 	if spec.isInt {
 		i.im = stats.Int64(name, spec.desc, spec.unit)
 	} else {
@@ -266,7 +266,7 @@ func (i *inst) register(first *attribute.Set) error {
 		m = i.im
 	}
 	v := &view.View{
-		Name:        i.p.ViewName(i.spec.name),
+		Name:        i.p.cfg.prefix + i.spec.name,
 		Description: i.spec.desc,
 		TagKeys:     tks,
 		Measure:     m,

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/embedded"
@@ -85,7 +87,7 @@ type MeterProvider struct {
 	cfg config
 
 	mu       sync.Mutex
-	insts    map[string]*inst // by instrument name
+	insts    map[string]*inst // by instrument name, lower-cased (names are case-insensitive)
 	order    []*inst          // in creation order
 	meters   map[meterKey]*Meter
 	cbs      []*callbackReg
@@ -145,8 +147,25 @@ func (p *MeterProvider) Meter(name string, opts ...metric.MeterOption) metric.Me
 	return m
 }
 
-// ViewName returns the name of the zerostat view of instrument name.
-func (p *MeterProvider) ViewName(name string) string { return p.cfg.prefix + name }
+// ViewName returns the name of the zerostat view of instrument name: the
+// name the instrument was first created with, in whatever case name is
+// given (instrument names are case-insensitive).
+func (p *MeterProvider) ViewName(name string) string {
+	p.mu.Lock()
+	if i, ok := p.insts[strings.ToLower(name)]; ok {
+		name = i.spec.name
+	}
+	p.mu.Unlock()
+	return p.cfg.prefix + name
+}
+
+// numberName names an instrument's number type.
+func numberName(isInt bool) string {
+	if isInt {
+		return "int64"
+	}
+	return "float64"
+}
 
 // ErrShutdown is returned by instrument creation after Shutdown.
 var ErrShutdown = errors.New("otel: the MeterProvider is shut down")
@@ -184,15 +203,23 @@ func (p *MeterProvider) instrument(spec instSpec) (*inst, error) {
 	if p.shutdown {
 		return nil, ErrShutdown
 	}
-	if i, ok := p.insts[spec.name]; ok {
-		if !i.spec.same(&spec) {
-			return nil, fmt.Errorf("otel: instrument %q: already created as %s %q %q %v; cannot create it as %s %q %q %v",
-				spec.name, i.spec.kind, i.spec.unit, i.spec.desc, i.spec.bounds, spec.kind, spec.unit, spec.desc, spec.bounds)
+	key := strings.ToLower(spec.name) // names are ASCII (validName)
+	if i, ok := p.insts[key]; ok {
+		switch {
+		case i.spec.kind != spec.kind || i.spec.isInt != spec.isInt:
+			return nil, fmt.Errorf("otel: instrument %q: already created as %s (%s) %q; cannot create it as %s (%s) under the name %q: one view per name",
+				i.spec.name, i.spec.kind, numberName(i.spec.isInt), i.spec.name, spec.kind, numberName(spec.isInt), spec.name)
+		case !i.spec.same(&spec):
+			// The specification's duplicate registration: a functional
+			// instrument, the first-seen name, unit, description and
+			// advisory boundaries, and a warning.
+			otel.Handle(fmt.Errorf("otel: instrument %q: created again as %q with unit %q, description %q, boundaries %v; it keeps its first name %q, unit %q, description %q, boundaries %v",
+				i.spec.name, spec.name, spec.unit, spec.desc, spec.bounds, i.spec.name, i.spec.unit, i.spec.desc, i.spec.bounds))
 		}
 		return i, nil
 	}
 	i := newInst(p, spec)
-	p.insts[spec.name] = i
+	p.insts[key] = i
 	p.order = append(p.order, i)
 	return i, nil
 }
