@@ -7,18 +7,29 @@
 //
 //	if err := runmetrics.Enable(runmetrics.Options{}); err != nil { ... }
 //
+// The values are client_golang's too (its Go collector with the default,
+// runtime/metrics-based rules): go_memstats_mallocs_total and
+// go_memstats_frees_total are runtime.MemStats' Mallocs and Frees, tiny
+// allocations included in both (/gc/heap/allocs:objects and
+// /gc/heap/frees:objects each plus /gc/heap/tiny/allocs:objects), and
+// go_threads is runtime.ThreadCreateProfile's count of the runtime's
+// threads, which unlike /sched/threads/total:threads includes those kept
+// for cgo callbacks.
+//
 // # When they are read
 //
 // When a snapshot is taken (an export, a scrape, /debug/stats), through
 // the same hook as the metric package's callback gauges: no goroutine
 // polls, and a program that takes no snapshot pays nothing. One
-// runtime/metrics.Read per snapshot serves every Go metric; the process
-// metrics read /proc/self/stat and list /proc/self/fd (Linux only).
+// runtime/metrics.Read per snapshot serves every Go metric but go_threads
+// (runtime.ThreadCreateProfile, a walk of the runtime's thread list); the
+// process metrics read /proc/self/stat and list /proc/self/fd (Linux only).
 //
 // # Cost
 //
 // Per snapshot: metrics.Read of 15 samples (it does not stop the world,
-// unlike runtime.ReadMemStats), the /proc reads, one record per gauge and
+// unlike runtime.ReadMemStats), runtime.ThreadCreateProfile's count (it
+// does not either), the /proc reads, one record per gauge and
 // counter, one weighted record per changed runtime histogram bucket.
 // BenchmarkCollect on the project's 2-core VM (medians of 6, under load):
 // 3.5 µs and 6 allocations per snapshot without the process metrics,

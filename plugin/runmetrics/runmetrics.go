@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"sync"
@@ -25,9 +26,11 @@ const (
 type Metric struct {
 	View *view.View
 	// Samples are the runtime/metrics names whose values are summed
-	// ("/sched/goroutines:goroutines"); none for a process metric.
+	// ("/sched/goroutines:goroutines"); none for a process metric or
+	// go_threads.
 	Samples []string
 	kind    int
+	fn      func() float64 // the value when not from Samples nor /proc (go_threads)
 }
 
 // secondsBounds are the histograms' bucket bounds in seconds, 1 µs to
@@ -35,6 +38,27 @@ type Metric struct {
 // histogram (client_golang re-buckets the runtime's ~160 buckets
 // likewise), fine enough to tell microsecond from millisecond latencies.
 var secondsBounds = []float64{1e-6, 2.5e-6, 1e-5, 2.5e-5, 1e-4, 2.5e-4, 1e-3, 2.5e-3, 1e-2, 2.5e-2, 0.1, 0.25, 1, 2.5, 10}
+
+// runtime.MemStats' Mallocs and Frees as runtime/metrics sums: the
+// runtime counts tiny allocations (several pointer-free objects under
+// 16 B sharing one 16 B block) apart, and MemStats adds their count to
+// both, so Mallocs-Frees stays the live object count (Go's runtime/metrics
+// documentation; client_golang v1.25.0 memStatsFromRM, the source of its
+// go_memstats_mallocs_total and go_memstats_frees_total, likewise).
+const (
+	mallocsSamples = "/gc/heap/allocs:objects+/gc/heap/tiny/allocs:objects"
+	freesSamples   = "/gc/heap/frees:objects+/gc/heap/tiny/allocs:objects"
+)
+
+// threadsCreated is client_golang's go_threads (its getRuntimeNumThreads,
+// v1.25.0): the length of runtime.ThreadCreateProfile, the runtime's
+// list of Ms. Unlike /sched/threads/total:threads it counts the Ms kept
+// for cgo callbacks from C-created threads (one at least in a cgo
+// program). It walks the list without stopping the world.
+func threadsCreated() float64 {
+	n, _ := runtime.ThreadCreateProfile(nil)
+	return float64(n)
+}
 
 func newMetric(name, desc, unit, sample string, kind int) Metric {
 	var samples []string
@@ -51,13 +75,20 @@ func newMetric(name, desc, unit, sample string, kind int) Metric {
 	return Metric{View: &view.View{Name: name, Description: desc, Measure: stats.Float64(name, desc, unit), Aggregation: agg}, Samples: samples, kind: kind}
 }
 
+// funcMetric is a gauge read by calling fn when a snapshot is taken.
+func funcMetric(name, desc, unit string, fn func() float64) Metric {
+	m := newMetric(name, desc, unit, "", gauge)
+	m.fn = fn
+	return m
+}
+
 // GoMetrics are the Go runtime's metrics, named as client_golang's Go
 // collector (collectors.NewGoCollector with its runtime/metrics rules)
 // names them once exported to Prometheus: go_goroutines,
 // go_memstats_heap_alloc_bytes, go_sched_latencies_seconds (histogram), ...
 var GoMetrics = []Metric{
 	newMetric("go_goroutines", "Number of goroutines that currently exist.", "1", "/sched/goroutines:goroutines", gauge),
-	newMetric("go_threads", "Number of OS threads created.", "1", "/sched/threads/total:threads", gauge),
+	funcMetric("go_threads", "Number of OS threads created.", "1", threadsCreated),
 	newMetric("go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting.", "1", "/sched/gomaxprocs:threads", gauge),
 	newMetric("go_memstats_heap_alloc_bytes", "Number of heap bytes allocated and currently in use.", "By", "/memory/classes/heap/objects:bytes", gauge),
 	newMetric("go_memstats_heap_objects", "Number of currently allocated objects.", "1", "/gc/heap/objects:objects", gauge),
@@ -66,8 +97,8 @@ var GoMetrics = []Metric{
 	newMetric("go_gc_gogc_percent", "Heap size target percentage configured by the user, otherwise 100.", "1", "/gc/gogc:percent", gauge),
 	newMetric("go_gc_gomemlimit_bytes", "Go runtime memory limit configured by the user, otherwise math.MaxInt64.", "By", "/gc/gomemlimit:bytes", gauge),
 	newMetric("go_memstats_alloc_bytes", "Total number of bytes allocated, even if freed.", "By", "/gc/heap/allocs:bytes", counter),
-	newMetric("go_memstats_mallocs", "Total number of heap objects allocated.", "1", "/gc/heap/allocs:objects", counter),
-	newMetric("go_memstats_frees", "Total number of heap objects frees.", "1", "/gc/heap/frees:objects", counter),
+	newMetric("go_memstats_mallocs", "Total number of heap objects allocated.", "1", mallocsSamples, counter),
+	newMetric("go_memstats_frees", "Total number of heap objects frees.", "1", freesSamples, counter),
 	newMetric("go_gc_cycles_total_gc_cycles", "Count of all completed GC cycles.", "1", "/gc/cycles/total:gc-cycles", counter),
 	newMetric("go_sched_latencies_seconds", "Distribution of the time goroutines have spent in the scheduler in a runnable state before actually running.", "s", "/sched/latencies:seconds", histogram),
 	newMetric("go_sched_pauses_total_gc_seconds", "Distribution of individual GC-related stop-the-world pause latencies.", "s", "/sched/pauses/total/gc:seconds", histogram),
@@ -85,8 +116,8 @@ var OpenCensusMetrics = []Metric{
 	newMetric("process/memory_alloc", "Number of bytes currently allocated in use", "By", "/memory/classes/heap/objects:bytes", gauge),
 	newMetric("process/total_memory_alloc", "Number of allocations in total", "By", "/gc/heap/allocs:bytes", gauge),
 	newMetric("process/sys_memory_alloc", "Number of bytes given to the process to use in total", "By", "/memory/classes/total:bytes", gauge),
-	newMetric("process/memory_malloc", "Cumulative count of heap objects allocated", "1", "/gc/heap/allocs:objects+/gc/heap/tiny/allocs:objects", gauge),
-	newMetric("process/memory_frees", "Cumulative count of heap objects freed", "1", "/gc/heap/frees:objects+/gc/heap/tiny/allocs:objects", gauge),
+	newMetric("process/memory_malloc", "Cumulative count of heap objects allocated", "1", mallocsSamples, gauge),
+	newMetric("process/memory_frees", "Cumulative count of heap objects freed", "1", freesSamples, gauge),
 	newMetric("process/heap_alloc", "Process heap allocation", "By", "/memory/classes/heap/objects:bytes", gauge),
 	newMetric("process/sys_heap", "Bytes of heap memory obtained from the OS", "By",
 		"/memory/classes/heap/objects:bytes+/memory/classes/heap/unused:bytes+/memory/classes/heap/free:bytes+/memory/classes/heap/released:bytes", gauge),
@@ -120,6 +151,7 @@ type collector struct {
 	ms2     []*stats.Float64Measure
 	aggs    []*core.Aggregator // histograms' aggregators, by index in ms
 	last    []float64          // counters: the last value recorded
+	fnv     []float64          // by metric: fn's value, for those with fn
 	hlast   [][]uint64         // histograms: the last counts recorded
 	proc    procValues
 	procOK  bool
@@ -147,11 +179,12 @@ type Options struct {
 // opts.NoProcess, the process's (ProcessMetrics, on Linux), read when a
 // snapshot is taken: no goroutine polls. Cost per snapshot: one
 // runtime/metrics.Read of 15 to 25 samples (it does not stop the world),
-// the process's /proc reads (two small files and one directory listing),
-// and one record per metric: 3.5 µs without the process metrics, 36 µs
-// with them (BenchmarkCollect; see the package doc). It returns
-// an error if a view cannot be registered (a different view of the same
-// name exists) or Enable was called already without Disable.
+// a runtime.ThreadCreateProfile count for go_threads, the process's /proc
+// reads (two small files and one directory listing), and one record per
+// metric: 3.5 µs without the process metrics, 36 µs with them
+// (BenchmarkCollect; see the package doc). It returns an error if a view
+// cannot be registered (a different view of the same name exists) or
+// Enable was called already without Disable.
 func Enable(opts Options) error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -177,6 +210,7 @@ func Enable(opts Options) error {
 	c.ms2 = make([]*stats.Float64Measure, len(c.ms))
 	c.aggs = make([]*core.Aggregator, len(c.ms))
 	c.last = make([]float64, len(c.ms))
+	c.fnv = make([]float64, len(c.ms))
 	c.hlast = make([][]uint64, len(c.ms))
 	for i, m := range c.ms {
 		c.ms2[i] = m.View.Measure.(*stats.Float64Measure)
@@ -232,6 +266,11 @@ func Err() error {
 
 func (c *collector) read() {
 	metrics.Read(c.samples)
+	for i, m := range c.ms {
+		if m.fn != nil {
+			c.fnv[i] = m.fn()
+		}
+	}
 	if c.procOK {
 		c.procErr = readProc(&c.proc)
 	}
@@ -244,7 +283,9 @@ func (c *collector) apply() {
 	for i, m := range c.ms {
 		var v float64
 		var h *metrics.Float64Histogram
-		if len(m.Samples) > 0 {
+		if m.fn != nil {
+			v = c.fnv[i]
+		} else if len(m.Samples) > 0 {
 			ok := true
 			for _, j := range c.idx[i] {
 				switch s := &c.samples[j]; s.Value.Kind() {
