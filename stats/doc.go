@@ -38,7 +38,7 @@
 // and registered again) and eviction (a freed series' successor).
 //
 // RecordWithTags and RecordWithOptions apply tag mutators to the context's
-// tags for this record only; with up to 8 resulting tags they build the tag
+// tags for this record only; with up to 16 resulting tags they build the tag
 // set on the stack and do not allocate either (except once per recurring
 // tag set, when it enters the cache of recent tag maps).
 //

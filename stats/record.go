@@ -9,9 +9,10 @@ import (
 	"github.com/zerostat/zerostat/tag"
 )
 
-// maxStackTags is how many tags RecordWithTags builds on the stack; a
-// larger result is built on the heap.
-const maxStackTags = 8
+// maxStackTags is how many tags RecordWithTags builds on the stack (the
+// bound of the cache of recent tag maps); a larger result is built on the
+// heap.
+const maxStackTags = 16
 
 // Record records the measurements against the tags of ctx, into every view
 // registered over their measures.
@@ -47,7 +48,7 @@ func Record(ctx context.Context, ms ...Measurement) {
 // each mutator and of each parent tag, or of the parent's address when it
 // is a map of tag.New's map cache), and recorded through that map's per-view
 // series cache (docs/performance.md, recordwithtags_2mut and the request
-// rows). Otherwise the tag set is built on the stack (up to 8 tags),
+// rows). Otherwise the tag set is built on the stack (up to 16 tags),
 // looked up in the bounded cache of recent tag maps tag.New uses, and a
 // new one resolves each view's series by hashing the values it keys on.
 // Cost: no allocation, except when a tag set or a derivation is seen the
@@ -83,6 +84,9 @@ func RecordWithTags(ctx context.Context, mutators []tag.Mutator, ms ...Measureme
 	switch n := len(parent.Tags()) + len(mutators); {
 	case n <= 4:
 		var buf [4]core.Tag
+		recordWithTags(buf[:0], parent, muts, h, ms)
+	case n <= 8:
+		var buf [8]core.Tag
 		recordWithTags(buf[:0], parent, muts, h, ms)
 	case n <= maxStackTags:
 		var buf [maxStackTags]core.Tag

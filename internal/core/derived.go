@@ -52,8 +52,10 @@ import (
 // pointers plus 8 KiB of seen hashes.
 const derivedSize = 1024
 
-// maxDerivedMutators bounds the mutator lists the cache keeps.
-const maxDerivedMutators = 8
+// maxDerivedMutators bounds the mutator lists the cache keeps: the map
+// cache's bound on a tag set (maxCachedTags), so that any list whose
+// result the map cache can hold is found again.
+const maxDerivedMutators = maxCachedTags
 
 type derivation struct {
 	hash  uint64
