@@ -7,7 +7,10 @@ import (
 )
 
 // OpenCensus ocgrpc's bucket bounds (go.opencensus.io/plugin/ocgrpc
-// v0.24.0 stats_common.go).
+// v0.24.0 stats_common.go), counted by OpenCensus's rule, as ocgrpc's
+// are (view.Distribution: lower-inclusive buckets, b[i-1] <= v < b[i]), so
+// the ocgrpc-named views below keep the counts dashboards built on ocgrpc
+// expect.
 var (
 	DefaultBytesDistribution        = view.Distribution(1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296)
 	DefaultMillisecondsDistribution = view.Distribution(0.01, 0.05, 0.1, 0.3, 0.6, 0.8, 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 30, 40, 50, 65, 80, 100, 130, 160, 200, 250, 300, 400, 500, 650, 800, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
@@ -95,6 +98,10 @@ var (
 // and rpc.response.status_code (the canonical code name), plus
 // error.type (the code name) on failures (every non-OK status for a
 // client; for a server, the codes otelgrpc counts as server errors).
+// Their histograms count by OpenTelemetry's rule for explicit buckets
+// (view.DistributionUpperInclusive: upper-inclusive buckets, b[i-1] < v <=
+// b[i], so a call of exactly 0.1s is in (0.075, 0.1]), not by OpenCensus's
+// rule, which the ocgrpc-named views above keep.
 var (
 	ServerCallDuration = stats.Float64("rpc.server.call.duration", "Measures the duration of inbound remote procedure calls (RPC).", stats.UnitSeconds)
 	ClientCallDuration = stats.Float64("rpc.client.call.duration", "Measures the duration of outbound remote procedure calls (RPC).", stats.UnitSeconds)
@@ -104,7 +111,9 @@ var (
 	KeyRPCStatusCode = tag.MustNewKey("rpc.response.status_code")
 	KeyErrorType     = tag.MustNewKey("error.type")
 
-	DefaultDurationDistribution = view.Distribution(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
+	// DefaultDurationDistribution is otelgrpc's bounds, in seconds,
+	// upper-inclusive (OpenTelemetry's rule).
+	DefaultDurationDistribution = view.DistributionUpperInclusive(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
 
 	otelKeys = []tag.Key{KeyRPCSystemName, KeyRPCMethod, KeyRPCStatusCode, KeyErrorType}
 

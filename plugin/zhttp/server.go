@@ -94,6 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		scheme = "https"
 	}
 	code := statusText(status)
+	errType := serverErrorType(status, code)
 	reqSize := r.ContentLength
 	if r.Body == nil || r.ContentLength < 0 {
 		reqSize = 0
@@ -107,7 +108,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ServerDuration.M(elapsed.Seconds()), ServerRequestSize.M(reqSize), ServerResponseSize.M(size),
 	}
 	if plain {
-		if ctx := endCtx(method, route, code, scheme); ctx != nil {
+		if ctx := endCtx(method, route, code, scheme, errType); ctx != nil {
 			stats.Record(ctx, ms[:]...)
 			return
 		}
@@ -115,11 +116,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = stats.RecordWithTags(r.Context(), []tag.Mutator{
 		tag.Upsert(Method, method), tag.Upsert(StatusCode, code), tag.Upsert(KeyServerRoute, route),
 		tag.Upsert(KeyRequestMethod, method), tag.Upsert(KeyRoute, route), tag.Upsert(KeyStatusCode, code),
-		tag.Upsert(KeyURLScheme, scheme),
+		tag.Upsert(KeyURLScheme, scheme), tag.Upsert(KeyErrorType, errType),
 	}, ms[:]...)
 }
 
-// endKey is a tag combination of a request's end.
+// serverErrorType returns the OpenTelemetry error.type of a response with
+// status code status (code as text): the code for a 5xx, which the HTTP
+// conventions count as a server's errors, "" (absent) otherwise.
+func serverErrorType(status int, code string) string {
+	if status >= 500 && status < 600 {
+		return code
+	}
+	return ""
+}
+
+// endKey is a tag combination of a request's end (its error.type follows
+// from its code, see serverErrorType).
 type endKey struct{ method, route, code, scheme string }
 
 type endEntry struct {
@@ -140,8 +152,8 @@ var (
 // endCtx returns the context of the combination, nil when its tags are
 // invalid (a route that is not printable ASCII, say: the caller's
 // RecordWithTags then reports nothing and records nothing, as for any
-// invalid tag).
-func endCtx(method, route, code, scheme string) context.Context {
+// invalid tag). errType is serverErrorType's of code.
+func endCtx(method, route, code, scheme, errType string) context.Context {
 	var mh maphash.Hash
 	mh.SetSeed(endSeed)
 	mh.WriteString(method)
@@ -158,7 +170,7 @@ func endCtx(method, route, code, scheme string) context.Context {
 	ctx, err := tag.New(context.Background(),
 		tag.Upsert(Method, method), tag.Upsert(StatusCode, code), tag.Upsert(KeyServerRoute, route),
 		tag.Upsert(KeyRequestMethod, method), tag.Upsert(KeyRoute, route), tag.Upsert(KeyStatusCode, code),
-		tag.Upsert(KeyURLScheme, scheme))
+		tag.Upsert(KeyURLScheme, scheme), tag.Upsert(KeyErrorType, errType))
 	if err != nil {
 		return nil
 	}

@@ -46,6 +46,9 @@ var (
 )
 
 // ochttp's bucket bounds: sizes in bytes, latencies in milliseconds.
+// They count by OpenCensus's rule, as ochttp's do (view.Distribution:
+// lower-inclusive buckets, b[i-1] <= v < b[i]), so the ochttp-named views
+// below keep the counts dashboards built on ochttp expect.
 var (
 	DefaultSizeDistribution    = view.Distribution(1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296)
 	DefaultLatencyDistribution = view.Distribution(1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 30, 40, 50, 65, 80, 100, 130, 160, 200, 250, 300, 400, 500, 650, 800, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
@@ -104,6 +107,20 @@ var (
 // sizes in bytes. Register OTelServerViews and OTelClientViews instead of
 // (or beside) the OpenCensus ones: the handler and transport record both
 // families' measures, and a measure without a view costs one atomic load.
+//
+// Their histograms count by OpenTelemetry's rule for explicit buckets
+// (view.DistributionUpperInclusive: upper-inclusive buckets, b[i-1] < v <=
+// b[i], so a request of exactly 0.1s is in (0.075, 0.1]), not by
+// OpenCensus's rule, which the ochttp-named views above keep.
+//
+// The server views group by http.request.method, http.route,
+// http.response.status_code, url.scheme and error.type: the status code
+// as a string ("503") for a 5xx response, the server's errors; absent
+// otherwise. The client view groups by http.request.method,
+// http.response.status_code, server.address, server.port (the request
+// URL's port, or the scheme's default, 80 or 443) and error.type: the
+// status code for a 4xx or 5xx response, "_OTHER" for a round trip that
+// failed (which then has no status code); absent otherwise.
 var (
 	ServerDuration     = stats.Float64("http.server.request.duration", "Duration of HTTP server requests.", stats.UnitSeconds)
 	ServerRequestSize  = stats.Int64("http.server.request.body.size", "Size of HTTP server request bodies.", stats.UnitBytes)
@@ -115,21 +132,24 @@ var (
 	KeyStatusCode    = tag.MustNewKey("http.response.status_code")
 	KeyURLScheme     = tag.MustNewKey("url.scheme")
 	KeyServerAddress = tag.MustNewKey("server.address")
+	KeyServerPort    = tag.MustNewKey("server.port")
 	KeyErrorType     = tag.MustNewKey("error.type")
 
-	// DefaultDurationDistribution is the conventions' advised bounds, in seconds.
-	DefaultDurationDistribution = view.Distribution(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
+	// DefaultDurationDistribution is the conventions' advised bounds, in
+	// seconds, upper-inclusive (OpenTelemetry's rule).
+	DefaultDurationDistribution = view.DistributionUpperInclusive(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
 	// DefaultBodySizeDistribution is ochttp's size bounds (the
-	// conventions advise none for body sizes).
-	DefaultBodySizeDistribution = view.Distribution(1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296)
+	// conventions advise none for body sizes), upper-inclusive
+	// (OpenTelemetry's rule).
+	DefaultBodySizeDistribution = view.DistributionUpperInclusive(1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296)
 
-	serverKeys = []tag.Key{KeyRequestMethod, KeyRoute, KeyStatusCode, KeyURLScheme}
+	serverKeys = []tag.Key{KeyRequestMethod, KeyRoute, KeyStatusCode, KeyURLScheme, KeyErrorType}
 
 	OTelServerDurationView     = &view.View{Name: "http.server.request.duration", Description: "Duration of HTTP server requests.", Measure: ServerDuration, Aggregation: DefaultDurationDistribution, TagKeys: serverKeys}
 	OTelServerRequestSizeView  = &view.View{Name: "http.server.request.body.size", Description: "Size of HTTP server request bodies.", Measure: ServerRequestSize, Aggregation: DefaultBodySizeDistribution, TagKeys: serverKeys}
 	OTelServerResponseSizeView = &view.View{Name: "http.server.response.body.size", Description: "Size of HTTP server response bodies.", Measure: ServerResponseSize, Aggregation: DefaultBodySizeDistribution, TagKeys: serverKeys}
 	OTelClientDurationView     = &view.View{Name: "http.client.request.duration", Description: "Duration of HTTP client requests.", Measure: ClientDuration, Aggregation: DefaultDurationDistribution,
-		TagKeys: []tag.Key{KeyRequestMethod, KeyStatusCode, KeyServerAddress, KeyErrorType}}
+		TagKeys: []tag.Key{KeyRequestMethod, KeyStatusCode, KeyServerAddress, KeyServerPort, KeyErrorType}}
 
 	OTelServerViews = []*view.View{OTelServerDurationView, OTelServerRequestSizeView, OTelServerResponseSizeView}
 	OTelClientViews = []*view.View{OTelClientDurationView}

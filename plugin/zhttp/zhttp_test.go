@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -82,11 +83,11 @@ func TestServerAndClientTraffic(t *testing.T) {
 		map[string]float64{"http.status=200": 5, "http.status=201": 3, "http.status=500": 1, "http.status=404": 1, "http.status=405": 1})
 	viewtest.Equal(t, "opencensus.io/http/server/latency", map[string]float64{"": 11})
 	viewtest.Equal(t, "http.server.request.duration", map[string]float64{
-		"http.request.method=GET,http.response.status_code=200,http.route=/items/{id},url.scheme=http": 5,
-		"http.request.method=POST,http.response.status_code=201,http.route=/items,url.scheme=http":     3,
-		"http.request.method=GET,http.response.status_code=500,http.route=/fail,url.scheme=http":       1,
-		"http.request.method=GET,http.response.status_code=404,url.scheme=http":                        1,
-		"http.request.method=_OTHER,http.response.status_code=405,url.scheme=http":                     1,
+		"http.request.method=GET,http.response.status_code=200,http.route=/items/{id},url.scheme=http":          5,
+		"http.request.method=POST,http.response.status_code=201,http.route=/items,url.scheme=http":              3,
+		"error.type=500,http.request.method=GET,http.response.status_code=500,http.route=/fail,url.scheme=http": 1,
+		"http.request.method=GET,http.response.status_code=404,url.scheme=http":                                 1,
+		"http.request.method=_OTHER,http.response.status_code=405,url.scheme=http":                              1,
 	})
 	rows, _ := view.RetrieveData("opencensus.io/http/server/request_bytes")
 	if d := rows[0].Data.(*view.DistributionData); d.Count != 11 || d.Sum() != 15 {
@@ -97,13 +98,17 @@ func TestServerAndClientTraffic(t *testing.T) {
 		"http_client_method=GET,http_client_status=500": 1, "http_client_method=GET,http_client_status=404": 1,
 		"http_client_method=_OTHER,http_client_status=405": 1,
 	})
-	host := "127.0.0.1"
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := "server.address=127.0.0.1,server.port=" + u.Port()
 	viewtest.Equal(t, "http.client.request.duration", map[string]float64{
-		"http.request.method=GET,http.response.status_code=200,server.address=" + host:    5,
-		"http.request.method=POST,http.response.status_code=201,server.address=" + host:   3,
-		"http.request.method=GET,http.response.status_code=500,server.address=" + host:    1,
-		"http.request.method=GET,http.response.status_code=404,server.address=" + host:    1,
-		"http.request.method=_OTHER,http.response.status_code=405,server.address=" + host: 1,
+		"http.request.method=GET,http.response.status_code=200," + origin:                   5,
+		"http.request.method=POST,http.response.status_code=201," + origin:                  3,
+		"error.type=500,http.request.method=GET,http.response.status_code=500," + origin:    1,
+		"error.type=404,http.request.method=GET,http.response.status_code=404," + origin:    1,
+		"error.type=405,http.request.method=_OTHER,http.response.status_code=405," + origin: 1,
 	})
 }
 
@@ -127,8 +132,9 @@ func TestClientError(t *testing.T) {
 	}
 	viewtest.Equal(t, "opencensus.io/http/client/completed_count",
 		map[string]float64{"http_client_method=GET,http_client_status=500": 2})
+	_, port, _ := net.SplitHostPort(addr)
 	viewtest.Equal(t, "http.client.request.duration",
-		map[string]float64{"error.type=_OTHER,http.request.method=GET,server.address=127.0.0.1": 2})
+		map[string]float64{"error.type=_OTHER,http.request.method=GET,server.address=127.0.0.1,server.port=" + port: 2})
 }
 
 func TestRouteOption(t *testing.T) {
