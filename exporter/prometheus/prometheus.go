@@ -324,7 +324,9 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 				valid = valid && promname.CounterValid(x)
 				h.values = append(h.values, x)
 			}
-			ctx.untyped = !valid
+			// Only a counter turns untyped: an up-down sum is a gauge,
+			// which may be negative.
+			ctx.untyped = !valid && fam.fam.Type == promname.Counter
 		}
 		ctx.untyped = ctx.untyped || om && fam.omUntyped
 		dst = append(dst, fam.heads[b2i(om)][b2i(ctx.untyped)]...)

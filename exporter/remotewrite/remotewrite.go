@@ -337,8 +337,15 @@ func (w *Writer) encode(ts int64) {
 		}
 		if len(w.series) > 0 {
 			// Metadata (type, help, unit) goes with the family's series:
-			// in the request that holds its first series.
-			w.meta = appendMetadata(w.meta, metaType(pf.Type), pf.Name, pf.Help, pf.Unit)
+			// in the request that holds its first series. A sum with a
+			// value no counter may have is untyped for this push, named
+			// after its sample, as the scrape handler exposes it
+			// (docs/metric-mapping.md).
+			typ, name := metaType(pf.Type), pf.Name
+			if pf.Type == promname.Counter && f.kind == core.KindSum && !countersValid(w.series) {
+				typ, name = metaUnknown, pf.Sample
+			}
+			w.meta = appendMetadata(w.meta, typ, name, pf.Help, pf.Unit)
 		}
 		for _, s := range w.series {
 			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
@@ -505,4 +512,15 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 	}
 	w.labels = ls
 	w.pb = appendTimeSeries(w.pb, ls, v, ts)
+}
+
+// countersValid reports whether every sum series may be a counter's
+// (promname.CounterValid). Cost: one atomic read per series.
+func countersValid(series []*core.Series) bool {
+	for _, s := range series {
+		if !promname.CounterValid(s.ReadSum()) {
+			return false
+		}
+	}
+	return true
 }
