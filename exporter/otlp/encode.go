@@ -71,6 +71,10 @@ type point struct {
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
 type Encoder struct {
+	// push reads core.ExportViews (the Exporter's encoder): views
+	// unregistered since its last export are sent once more.
+	push bool
+
 	resource []byte // the encoded ResourceMetrics.resource field
 	scope    []byte // the encoded ScopeMetrics.scope field
 	headRoom int    // bytes reserved before the metrics: see Encode
@@ -193,12 +197,16 @@ func (e *Encoder) Encode(end time.Time) []byte {
 		b = make([]byte, 0, 2*e.headRoom)
 	}
 	b = b[:e.headRoom]
+	views := core.Views()
+	if e.push {
+		views = core.ExportViews() // and the unregistered ones not yet exported
+	}
 	e.delta.Begin()
-	for _, v := range core.Views() {
+	for _, v := range views {
 		b = e.appendMetric(b, v, endNs)
 	}
 	e.delta.End() // forget the views no longer registered
-	if len(e.metrics) > len(core.Views()) {
+	if len(e.metrics) > len(views) {
 		for v, m := range e.metrics {
 			if m.seq != e.seq {
 				delete(e.metrics, v)

@@ -362,6 +362,7 @@ func newExporter(opts Options, target string, s Sender) (*Exporter, error) {
 	if e.enc, err = newEncoder(kinds, opts.EvictIdleAfter, opts.Resource); err != nil {
 		return nil, err
 	}
+	e.enc.push = true
 	pipe, err := push.New(push.Config{
 		Name: "otlp", Target: target,
 		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,

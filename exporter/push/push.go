@@ -164,6 +164,7 @@ type Pipeline struct {
 	failedRuns int
 	cycle      Cycle // the export in progress, reused: no allocation
 	stopping   atomic.Bool
+	reader     *core.ExportReader // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
 
 	exports, failures, requests, retries, sent, points, nbytes atomic.Uint64
 	dropped, droppedPoints, droppedBytes, rejected, oversized  atomic.Uint64
@@ -232,7 +233,17 @@ func (p *Pipeline) Config() Config { return p.cfg }
 
 // Start calls export every Interval, each call bounded by the Interval,
 // until Stop. Calling it again does nothing.
+//
+// From Start to Stop, a view unregistered between two exports stays in
+// what the next export reads (core.ExportViews), with its final values:
+// what it recorded since the last export is not lost. An exporter that is
+// not started reads the registered views only.
 func (p *Pipeline) Start(export func(context.Context) error) {
+	p.mu.Lock()
+	if p.reader == nil {
+		p.reader = core.AddExportReader()
+	}
+	p.mu.Unlock()
 	p.runner.Start(p.cfg.Interval, export, p.cfg.OnError)
 }
 
@@ -240,7 +251,8 @@ func (p *Pipeline) Start(export func(context.Context) error) {
 // progress), then exports once more with produce, queued requests first,
 // so that nothing recorded before Stop stays unsent while the receiver
 // works, and calls release (if not nil) within that export, to let go of
-// what the exporter holds (a delta reader's registration). It returns the
+// what the exporter holds (a delta reader's registration, and the
+// pipeline's own on unregistered views, core.ExportReader). It returns the
 // final export's error, saying what is still queued: those requests stay
 // in Stats.Queued, and an Export called later sends them.
 func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release func()) error {
@@ -258,6 +270,12 @@ func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release
 		return err
 	})
 	p.stopping.Store(false)
+	p.mu.Lock()
+	if p.reader != nil {
+		core.RemoveExportReader(p.reader)
+		p.reader = nil
+	}
+	p.mu.Unlock()
 	if s := p.Stats(); s.Queued > 0 {
 		return fmt.Errorf("%s: stopped with %d requests (%d points, %d bytes) unsent: %w", p.cfg.Name, s.Queued, s.QueuedPoints, s.QueuedBytes, err)
 	}
@@ -325,9 +343,11 @@ func transient(err error) bool {
 func (c *Cycle) Failed() error { return c.err }
 
 // Export runs one export: it sends the queued requests, oldest first,
-// then calls produce, which encodes the snapshot and passes each request
-// to Cycle.Send. ctx bounds it (one Interval when ctx has no deadline).
-// It returns the first failure, or produce's error.
+// then calls produce, which encodes the snapshot (of core.ExportViews: the
+// views unregistered since this pipeline's last successful export are
+// still there, with their final values) and passes each request to
+// Cycle.Send. ctx bounds it (one Interval when ctx has no deadline). It
+// returns the first failure, or produce's error.
 func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -344,6 +364,10 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	c.err, c.blocked = p.flush(ctx)
+	var retired uint64
+	if p.reader != nil {
+		retired = p.reader.Seq() // the views unregistered so far are in what produce reads
+	}
 	perr := produce(c)
 	err := c.err
 	*c = Cycle{} // keep no context past the export
@@ -362,6 +386,9 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 			p.state = stateFailing
 		}
 		return err
+	}
+	if p.reader != nil {
+		p.reader.Ack(retired)
 	}
 	p.lastSuccess.Store(began.UnixNano())
 	if p.state == stateFailing {

@@ -53,6 +53,10 @@ type Aggregator struct {
 	byID     atomic.Pointer[[]atomic.Pointer[Series]]
 	noTags   atomic.Pointer[Series] // the series of records without a tag map
 	detached atomic.Bool
+	// final is what a detached aggregator's view retiring for push
+	// exporters still shows them (see retire.go): its series and overflow
+	// at Detach. Nil otherwise, and once the exporters have read it.
+	final atomic.Pointer[finalSeries]
 
 	mu sync.Mutex // guards inserts, growth, IDs, sealing, freeing, overflow creation and detaching
 	// n counts the series in the table, sealed ones included (written
@@ -250,7 +254,15 @@ func (a *Aggregator) Changes() uint64 { return a.changes.Load() }
 
 // Overflow returns the series that aggregates the records of tag
 // combinations beyond the limit, or nil when there were none.
-func (a *Aggregator) Overflow() *Series { return a.overflow.Load() }
+func (a *Aggregator) Overflow() *Series {
+	if s := a.overflow.Load(); s != nil {
+		return s
+	}
+	if f := a.final.Load(); f != nil {
+		return f.overflow
+	}
+	return nil
+}
 
 // Overflowed returns how many records went to the overflow series.
 func (a *Aggregator) Overflowed() uint64 { return a.overflowed.Load() }
@@ -267,6 +279,7 @@ func (a *Aggregator) Detach() {
 		return
 	}
 	gone := a.AppendSeries(nil)
+	overflow := a.overflow.Load()
 	nextID := a.nextID
 	a.detached.Store(true)
 	a.changes.Add(1)
@@ -278,6 +291,7 @@ func (a *Aggregator) Detach() {
 	a.sealed, a.marks = nil, nil
 	a.nsealed.Store(0)
 	a.mu.Unlock()
+	keepFinal(a, gone, overflow) // for push exporters, while its view retires
 	// Detached: nothing frees these series any more (Sweep stops), and
 	// gone keeps them reachable until their cleanups are in place.
 	releaseAllOnceUnreachable(gone, nextID)
@@ -664,6 +678,9 @@ func (a *Aggregator) sameValues(s *Series, vals []string) bool {
 // carry both. Leaving it out loses nothing: it was freed because every
 // registered delta reader had read its final values.
 func (a *Aggregator) AppendSeries(dst []*Series) []*Series {
+	if f := a.final.Load(); f != nil {
+		return append(dst, f.series...) // detached, its view retiring
+	}
 	base := len(dst)
 	if p := a.byID.Load(); p != nil {
 		ids := *p

@@ -65,6 +65,7 @@ func AddView(v *View) {
 	next := append(slices.Clone(Views()), v)
 	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
 	registry.Store(&next)
+	dropRetiring(v.Name) // and publishes ExportViews
 }
 
 // internView interns v's names and keys (counted: see RemoveView).
@@ -95,7 +96,8 @@ func FindView(name string) *View {
 }
 
 // RemoveView unpublishes the view of v's aggregator (v, or the view
-// GrowView published in its place). Its interned strings are released
+// GrowView published in its place); push exporters still read it until
+// each has exported it (ExportViews). Its interned strings are released
 // once it is unreachable (an exporter that still holds it, in a snapshot
 // or a cache keyed by it, may still read them). Set-up cost.
 func RemoveView(v *View) {
@@ -109,6 +111,8 @@ func RemoveView(v *View) {
 	cur := before[i]
 	next := slices.Delete(slices.Clone(before), i, i+1)
 	registry.Store(&next)
+	retire(cur) // for the push exporters (see retire.go)
+	publishExportViews()
 	releaseViewOnceUnreachable(cur)
 }
 
@@ -182,6 +186,7 @@ func replaceView(a *Aggregator, next *View) bool {
 	swapped := slices.Clone(views)
 	swapped[i] = next
 	registry.Store(&swapped)
+	publishExportViews()
 	return true
 }
 

@@ -1,0 +1,82 @@
+package exporter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/view"
+)
+
+// TestUnregisterTailReachesPushExporter: records made into a view after
+// a started exporter's last export and before the view is unregistered (an
+// otel.MeterProvider's Shutdown, a per-tenant view taken down) reach the
+// exporter in its next export (core.ExportViews), once, and the view is
+// gone from the export after that. Before, the exporter read the
+// registered views only, and the backend got 5 of the 8 records.
+func TestUnregisterTailReachesPushExporter(t *testing.T) {
+	for _, temp := range []wire.Temporality{Delta, Cumulative} {
+		m := stats.Int64("unreg_tail/m"+temp.String(), "", "")
+		v := &view.View{Name: "unreg_tail/v" + temp.String(), Measure: m, Aggregation: view.Count()}
+		if err := view.Register(v); err != nil {
+			t.Fatal(err)
+		}
+		var c collect
+		e, err := New(c.sink(t), Options{Temporality: temp, Interval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Start() // from Start to Stop it reads the unregistered views too; the exports below are Export's
+		for range 5 {
+			stats.Record(context.Background(), m.M(1))
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			stats.Record(context.Background(), m.M(1))
+		}
+		view.Unregister(v) // recorded 8 in all, 3 after the last export
+		if _, err := view.RetrieveData(v.Name); err == nil {
+			t.Fatal("RetrieveData of an unregistered view: no error")
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		n := len(c.payloads)
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.payloads[n:] {
+			for _, w := range p.Views {
+				if w.Name == v.Name {
+					t.Errorf("%v: the view is in the export after the one that sent its tail", temp)
+				}
+			}
+		}
+		if err := e.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var total, last uint64
+		for _, p := range c.payloads {
+			for _, w := range p.Views {
+				if w.Name != v.Name {
+					continue
+				}
+				for _, r := range w.Rows {
+					total += r.Count
+					last = r.Count
+				}
+			}
+		}
+		got := total // delta: the sum of the intervals
+		if temp == Cumulative {
+			got = last // cumulative: the last total sent
+		}
+		if got != 8 {
+			t.Errorf("%v: the backend got %d of the 8 records; want every one, the 3 made after the last export too", temp, got)
+		}
+	}
+}
