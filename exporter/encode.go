@@ -76,10 +76,11 @@ type encoder struct {
 	// snapshot served on request lists every registered view, while a
 	// pushed payload carries only the views it has rows of.
 	allViews bool
-	// push reads core.ExportViews (the Exporter's): views unregistered
-	// since its last export are sent once more; a snapshot served on
-	// request reads the registered views only.
-	push bool
+	// views returns the views to encode: the Exporter's pipeline's
+	// (push.Pipeline.ExportViews: views unregistered since its last
+	// export are sent once more); nil, as for a snapshot served on
+	// request, the registered views.
+	views func() []*core.View
 	// only, if set, is the one view to encode; sortRows orders each
 	// view's rows by their tag values (for people: a sort per snapshot).
 	// Both serve the snapshot handler.
@@ -353,8 +354,8 @@ func rowStart(a *core.Aggregator, s *core.Series, cumulative bool, st *delta.Vie
 // payloads (ignored for cumulative ones).
 func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) error) error {
 	views := core.Views()
-	if e.push {
-		views = core.ExportViews() // and the unregistered ones not yet exported
+	if e.views != nil {
+		views = e.views()
 	}
 	e.seq++
 	e.part = 0

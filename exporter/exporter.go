@@ -357,7 +357,7 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 	e.opts = opts
 	e.enc = newEncoder(opts.MaxPayloadBytes, kinds, opts.EvictIdleAfter, resource)
 	e.enc.version = opts.WireVersion
-	e.enc.push = true
+	e.enc.views = pipe.ExportViews
 	return e, nil
 }
 

@@ -71,9 +71,10 @@ type point struct {
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
 type Encoder struct {
-	// push reads core.ExportViews (the Exporter's encoder): views
-	// unregistered since its last export are sent once more.
-	push bool
+	// views returns the views to encode: the Exporter's pipeline's
+	// (push.Pipeline.ExportViews: views unregistered since its last
+	// export are sent once more); nil, the registered views.
+	views func() []*core.View
 
 	resource []byte // the encoded ResourceMetrics.resource field
 	scope    []byte // the encoded ScopeMetrics.scope field
@@ -198,8 +199,8 @@ func (e *Encoder) Encode(end time.Time) []byte {
 	}
 	b = b[:e.headRoom]
 	views := core.Views()
-	if e.push {
-		views = core.ExportViews() // and the unregistered ones not yet exported
+	if e.views != nil {
+		views = e.views()
 	}
 	e.delta.Begin()
 	for _, v := range views {

@@ -362,7 +362,6 @@ func newExporter(opts Options, target string, s Sender) (*Exporter, error) {
 	if e.enc, err = newEncoder(kinds, opts.EvictIdleAfter, opts.Resource); err != nil {
 		return nil, err
 	}
-	e.enc.push = true
 	pipe, err := push.New(push.Config{
 		Name: "otlp", Target: target,
 		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
@@ -372,6 +371,7 @@ func newExporter(opts Options, target string, s Sender) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.enc.views = pipe.ExportViews
 	c := pipe.Config()
 	opts.Interval, opts.Timeout, opts.Retry, opts.MaxQueuedBytes = c.Interval, c.Timeout, c.Retry, c.MaxQueuedBytes
 	e.opts, e.pipe = opts, pipe

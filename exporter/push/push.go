@@ -164,7 +164,7 @@ type Pipeline struct {
 	failedRuns int
 	cycle      Cycle // the export in progress, reused: no allocation
 	stopping   atomic.Bool
-	reader     *core.ExportReader // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
+	reader     atomic.Pointer[core.ExportReader] // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
 
 	exports, failures, requests, retries, sent, points, nbytes atomic.Uint64
 	dropped, droppedPoints, droppedBytes, rejected, oversized  atomic.Uint64
@@ -240,12 +240,18 @@ func (p *Pipeline) Config() Config { return p.cfg }
 // not started reads the registered views only.
 func (p *Pipeline) Start(export func(context.Context) error) {
 	p.mu.Lock()
-	if p.reader == nil {
-		p.reader = core.AddExportReader()
+	if p.reader.Load() == nil {
+		p.reader.Store(core.AddExportReader())
 	}
 	p.mu.Unlock()
 	p.runner.Start(p.cfg.Interval, export, p.cfg.OnError)
 }
+
+// ExportViews returns the views an export reads: the registered views
+// and, from Start to Stop, those unregistered since the pipeline last
+// exported them (core.ExportViews). Safe for concurrent use; no
+// allocation unless a view is retiring.
+func (p *Pipeline) ExportViews() []*core.View { return core.ExportViews(p.reader.Load()) }
 
 // Stop ends the periodic exports (waiting, within ctx, for one in
 // progress), then exports once more with produce, queued requests first,
@@ -256,6 +262,13 @@ func (p *Pipeline) Start(export func(context.Context) error) {
 // final export's error, saying what is still queued: those requests stay
 // in Stats.Queued, and an Export called later sends them.
 func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release func()) error {
+	// However Stop ends, the pipeline no longer holds unregistered views
+	// (after the final export, which sends them).
+	defer func() {
+		if r := p.reader.Swap(nil); r != nil {
+			core.RemoveExportReader(r)
+		}
+	}()
 	if err := p.runner.Stop(ctx); err != nil {
 		return err
 	}
@@ -270,12 +283,6 @@ func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release
 		return err
 	})
 	p.stopping.Store(false)
-	p.mu.Lock()
-	if p.reader != nil {
-		core.RemoveExportReader(p.reader)
-		p.reader = nil
-	}
-	p.mu.Unlock()
 	if s := p.Stats(); s.Queued > 0 {
 		return fmt.Errorf("%s: stopped with %d requests (%d points, %d bytes) unsent: %w", p.cfg.Name, s.Queued, s.QueuedPoints, s.QueuedBytes, err)
 	}
@@ -343,7 +350,7 @@ func transient(err error) bool {
 func (c *Cycle) Failed() error { return c.err }
 
 // Export runs one export: it sends the queued requests, oldest first,
-// then calls produce, which encodes the snapshot (of core.ExportViews: the
+// then calls produce, which encodes the snapshot (of ExportViews: the
 // views unregistered since this pipeline's last successful export are
 // still there, with their final values) and passes each request to
 // Cycle.Send. ctx bounds it (one Interval when ctx has no deadline). It
@@ -364,9 +371,10 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	c.err, c.blocked = p.flush(ctx)
+	reader := p.reader.Load()
 	var retired uint64
-	if p.reader != nil {
-		retired = p.reader.Seq() // the views unregistered so far are in what produce reads
+	if reader != nil {
+		retired = reader.Seq() // the views unregistered so far are in what produce reads
 	}
 	perr := produce(c)
 	err := c.err
@@ -387,8 +395,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 		}
 		return err
 	}
-	if p.reader != nil {
-		p.reader.Ack(retired)
+	if reader != nil {
+		reader.Ack(retired)
 	}
 	p.lastSuccess.Store(began.UnixNano())
 	if p.state == stateFailing {

@@ -261,7 +261,7 @@ func (w *Writer) Stats() Stats { return w.pipe.Stats() }
 func (w *Writer) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.self.Refused(w.namer.Sync(core.ExportViews()))
+	w.self.Refused(w.namer.Sync(w.pipe.ExportViews()))
 	return w.namer.Err()
 }
 
@@ -300,7 +300,7 @@ func (w *Writer) encode(ts int64) {
 			inReq = 0
 		}
 	}
-	views := core.ExportViews() // and the views unregistered since the last push, once more
+	views := w.pipe.ExportViews() // and, started, the views unregistered since the last push, once more
 	w.self.Refused(w.namer.Sync(views))
 	for _, v := range views {
 		pf := w.namer.Family(v)

@@ -279,7 +279,7 @@ func (a *Aggregator) Detach() {
 		return
 	}
 	gone := a.AppendSeries(nil)
-	overflow := a.overflow.Load()
+	keepFinal(a, gone, a.overflow.Load()) // for push exporters, while its view retires
 	nextID := a.nextID
 	a.detached.Store(true)
 	a.changes.Add(1)
@@ -291,7 +291,6 @@ func (a *Aggregator) Detach() {
 	a.sealed, a.marks = nil, nil
 	a.nsealed.Store(0)
 	a.mu.Unlock()
-	keepFinal(a, gone, overflow) // for push exporters, while its view retires
 	// Detached: nothing frees these series any more (Sweep stops), and
 	// gone keeps them reachable until their cleanups are in place.
 	releaseAllOnceUnreachable(gone, nextID)

@@ -29,8 +29,9 @@ import (
 // A parent that is a map of the map cache (what tag.New returns for a tag
 // set that recurs, the same map to every request) is also kept by the
 // entry (pm), and found by its address: no compare of its tags. Its tags
-// are immutable and the map is no request's, so keeping it is safe and
-// pins nothing. A hit that had to compare the bytes of a cached parent's
+// are immutable and the map is no request's, so keeping it is safe; it
+// pins no request, only that map and the few series its per-view cache
+// holds, until the slot is reused. A hit that had to compare the bytes of a cached parent's
 // tags (the entry was installed while the parent's tag set was still a
 // request's own map, or the map cache has since built another map of it)
 // republishes the entry with that parent: one allocation, once per change

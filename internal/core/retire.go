@@ -15,10 +15,12 @@ import (
 // registered (AddExportReader), RemoveView keeps the view it removes in a
 // list of retiring views: Views, FindView and every pull reader no longer
 // see it (OpenCensus's Unregister: RetrieveData fails at once), but
-// ExportViews, what push exporters read, still holds it, with its final
-// values (its aggregator is detached: no record changes them), until
-// every export reader registered when it retired has acknowledged an
-// export that read it. (Detach empties an aggregator's table; for a
+// ExportViews(r), what a push exporter r reads, still holds it, with its
+// final values (its aggregator is detached: no record changes them),
+// until r has acknowledged an export that read it; it goes when every
+// export reader registered when it retired has. While a started exporter
+// keeps failing, the views unregistered meanwhile stay, with their series,
+// until it succeeds or stops. (Detach empties an aggregator's table; for a
 // retiring view it keeps the series it took, which AppendSeries and
 // Overflow then return.) It then goes, and a delta reader forgets it, a
 // remote-write writer marks its series stale, as for any view that went.
@@ -34,8 +36,10 @@ type finalSeries struct {
 }
 
 // keepFinal keeps, for a's view if it is retiring, the series and the
-// overflow series Detach took from a: what its last export reads. Called
-// by Detach, after RemoveView.
+// overflow series Detach takes from a: what its last export reads.
+// Called by Detach under a.mu, before it empties a's table, so that no
+// export sees the view without its series (a.mu, then regMu: the order
+// GrowView takes them in too).
 func keepFinal(a *Aggregator, series []*Series, overflow *Series) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -64,21 +68,47 @@ type retiringView struct {
 	seq uint64
 }
 
+// exportSet is the registered views and the retiring ones, by name, with
+// each retiring view's seq (0 for a registered view).
+type exportSet struct {
+	views []*View
+	seqs  []uint64
+}
+
 var (
-	exportViews atomic.Pointer[[]*View] // Views plus the retiring views, by name
-	retireSeq   atomic.Uint64           // the seq of the last retirement
-	retiring    []retiringView          // guarded by regMu
+	exportViews atomic.Pointer[exportSet] // nil: no view is retiring
+	retireSeq   atomic.Uint64             // the seq of the last retirement
+	retiring    []retiringView            // guarded by regMu
 	readers     = map[*ExportReader]struct{}{}
 )
 
-// ExportViews returns the registered views and the retiring ones (see the
-// top of this file), sorted by name: what a push exporter exports. The
-// caller must not modify the slice. Cost: one atomic load.
-func ExportViews() []*View {
-	if p := exportViews.Load(); p != nil {
-		return *p
+// ExportViews returns what r exports (see the top of this file): the
+// registered views, and the retiring ones r has not acknowledged, sorted
+// by name; nil r: the registered views only. The caller must not modify
+// the slice. Cost: one atomic load while no view is retiring; while one
+// is, a filtered copy when r has acknowledged some (an allocation).
+func ExportViews(r *ExportReader) []*View {
+	set := exportViews.Load()
+	if r == nil || set == nil {
+		return Views()
 	}
-	return Views()
+	acked := r.acked.Load()
+	n := 0
+	for _, q := range set.seqs {
+		if q != 0 && q <= acked {
+			n++
+		}
+	}
+	if n == 0 {
+		return set.views
+	}
+	out := make([]*View, 0, len(set.views)-n)
+	for i, v := range set.views {
+		if q := set.seqs[i]; q == 0 || q > acked {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // AddExportReader registers a push exporter: views retiring from now on
@@ -165,13 +195,24 @@ func pruneRetiring() {
 // or of the retiring views. Called under regMu.
 func publishExportViews() {
 	if len(retiring) == 0 {
-		exportViews.Store(registry.Load())
+		exportViews.Store(nil)
 		return
 	}
-	next := slices.Clone(Views())
-	for _, r := range retiring {
-		next = append(next, r.v)
+	type entry struct {
+		v   *View
+		seq uint64
 	}
-	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
-	exportViews.Store(&next)
+	var all []entry
+	for _, v := range Views() {
+		all = append(all, entry{v, 0})
+	}
+	for _, r := range retiring {
+		all = append(all, entry{r.v, r.seq})
+	}
+	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.v.Name, b.v.Name) })
+	set := &exportSet{views: make([]*View, len(all)), seqs: make([]uint64, len(all))}
+	for i, e := range all {
+		set.views[i], set.seqs[i] = e.v, e.seq
+	}
+	exportViews.Store(set)
 }

@@ -5,15 +5,16 @@ import (
 	"testing"
 )
 
-func inExport(v *View) bool { return slices.Contains(ExportViews(), v) }
+func inExport(r *ExportReader, v *View) bool { return slices.Contains(ExportViews(r), v) }
 
 // TestRetiringViews: a view removed while export readers are registered
-// leaves Views and FindView at once but stays in ExportViews, with the
-// series and the overflow series Detach took from its aggregator, until
-// every reader has acknowledged an export that read it (a reader
-// registered after the removal does not hold it); its final series are
-// then dropped. Without readers, a removed view leaves ExportViews at
-// once; a view registered under a retiring view's name replaces it.
+// leaves Views and FindView at once but stays in what each reader exports
+// (ExportViews(r)), with the series and the overflow series Detach took
+// from its aggregator, until that reader has acknowledged an export that
+// read it: once per reader. A reader registered after the removal, and
+// the nil reader, never see it. When every reader has, its final series
+// are dropped. Without readers, a removed view leaves at once; a view
+// registered under a retiring view's name replaces it.
 func TestRetiringViews(t *testing.T) {
 	newView := func(name string) *View {
 		a := NewAggregator(KindCount, []string{"k"}, nil, 2)
@@ -28,7 +29,7 @@ func TestRetiringViews(t *testing.T) {
 	v := newView("retire/none")
 	RemoveView(v)
 	v.Agg.Detach()
-	if inExport(v) || FindView(v.Name) != nil {
+	if inExport(nil, v) || FindView(v.Name) != nil {
 		t.Fatal("without export readers, a removed view is still exported")
 	}
 
@@ -44,20 +45,23 @@ func TestRetiringViews(t *testing.T) {
 	if FindView(v.Name) != nil || slices.Contains(Views(), v) {
 		t.Fatal("a removed view is still registered")
 	}
-	if !inExport(v) {
-		t.Fatal("a view removed with export readers registered left ExportViews")
+	if !inExport(r1, v) || !inExport(r2, v) || inExport(late, v) || inExport(nil, v) {
+		t.Fatal("a view removed with export readers registered: want it exported to them only")
 	}
 	if ss := v.Agg.AppendSeries(nil); len(ss) != 2 || v.Agg.Overflow() == nil {
 		t.Fatalf("the retiring view's aggregator shows %d series and overflow %v; want its 2 series and its overflow", len(ss), v.Agg.Overflow())
 	}
 	r1.Ack(s1) // an export that began before the removal read none of it
+	if !inExport(r1, v) {
+		t.Fatal("the view left r1's exports before an export that read it")
+	}
 	r1.Ack(r1.Seq())
-	if !inExport(v) {
-		t.Fatal("the view left ExportViews before its second reader exported it")
+	if inExport(r1, v) || !inExport(r2, v) {
+		t.Fatal("after r1 exported it: want it in r2's exports only, once in r1's")
 	}
 	r2.Ack(s2)
 	r2.Ack(r2.Seq())
-	if inExport(v) {
+	if inExport(r2, v) {
 		t.Fatal("the view is still exported after every reader read it")
 	}
 	if ss := v.Agg.AppendSeries(nil); len(ss) != 0 || v.Agg.Overflow() != nil {
@@ -69,7 +73,7 @@ func TestRetiringViews(t *testing.T) {
 	RemoveView(old)
 	old.Agg.Detach()
 	nv := newView("retire/name")
-	if inExport(old) || !inExport(nv) || old.Agg.final.Load() != nil {
+	if inExport(r1, old) || !inExport(r1, nv) || old.Agg.final.Load() != nil {
 		t.Fatal("a view registered under a retiring view's name did not replace it")
 	}
 	RemoveView(nv)
@@ -78,7 +82,7 @@ func TestRetiringViews(t *testing.T) {
 	RemoveExportReader(r1)
 	RemoveExportReader(r2)
 	RemoveExportReader(late)
-	if inExport(nv) || nv.Agg.final.Load() != nil {
+	if inExport(r1, nv) || nv.Agg.final.Load() != nil {
 		t.Fatal("a retiring view outlived its readers")
 	}
 }
