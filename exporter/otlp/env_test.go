@@ -114,9 +114,16 @@ func TestWithEnvErrors(t *testing.T) {
 		})
 	}
 	// A header value is not quoted in the error: it may be a credential.
-	t.Setenv(EnvHeaders, "api-key=sec%0Dret")
-	if _, err := New(Options{FromEnv: true}); err == nil || !strings.Contains(err.Error(), `header "api-key" has a control character`) || strings.Contains(err.Error(), "sec") {
-		t.Errorf("got %v; want the header named, its value not", err)
+	for _, tc := range [][2]string{
+		{"api-key=sec%0Dret", `header "api-key" has a control character`},
+		{"api-key=sec%zzret", `member 1 (key "api-key"): the value has an invalid percent-escape`},
+		{"x=1,Bearer secret", "member 2 has no '='"},
+		{"=secret", "member 1 has an empty key"},
+	} {
+		t.Setenv(EnvHeaders, tc[0])
+		if _, err := New(Options{FromEnv: true}); err == nil || !strings.Contains(err.Error(), tc[1]) || strings.Contains(err.Error(), "sec") {
+			t.Errorf("%s=%q: got %v; want an error saying %q, without the value", EnvHeaders, tc[0], err, tc[1])
+		}
 	}
 	t.Setenv(EnvHeaders, "")
 	for _, v := range []string{"a\nb", "\x00", "x\x7f"} {

@@ -82,25 +82,29 @@ type Pair struct{ Key, Value string }
 // value; zerostat refuses to start with a configuration it cannot read).
 func Pairs(name, value string) ([]Pair, error) {
 	var out []Pair
+	i := 0
 	for member := range strings.SplitSeq(value, ",") {
+		i++
 		if strings.TrimSpace(member) == "" {
 			continue
 		}
+		// Errors name the member by position and key, never by value: a
+		// header's value may be a credential (OTEL_EXPORTER_OTLP_HEADERS).
 		k, v, ok := strings.Cut(member, "=")
 		if !ok {
-			return nil, fmt.Errorf("%s: member %q has no '='", name, member)
+			return nil, fmt.Errorf("%s: member %d has no '=' (want key=value)", name, i)
 		}
 		dk, err := url.PathUnescape(strings.TrimSpace(k))
 		if err != nil {
-			return nil, fmt.Errorf("%s: member %q: key: %v", name, member, err)
+			return nil, fmt.Errorf("%s: member %d: key %q: %v", name, i, strings.TrimSpace(k), err)
 		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s: member %q: value: %v", name, member, err)
+			return nil, fmt.Errorf("%s: member %d (key %q): the value has an invalid percent-escape", name, i, dk)
 		}
 		dk, dv = strings.TrimSpace(dk), strings.TrimSpace(dv)
 		if dk == "" {
-			return nil, fmt.Errorf("%s: member %q has an empty key", name, member)
+			return nil, fmt.Errorf("%s: member %d has an empty key", name, i)
 		}
 		out = append(out, Pair{dk, dv})
 	}
