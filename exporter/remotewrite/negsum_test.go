@@ -45,9 +45,16 @@ func TestNegativeSumMetadataAgreesWithScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n = 0
 	for _, x := range md {
-		if strings.HasPrefix(x.name, "negsum_meta_balance") && (x.typ != metaCounter || x.name != "negsum_meta_balance") {
-			t.Errorf("remote write metadata %+v for a sum of 6; want a counter named negsum_meta_balance", x)
+		if strings.HasPrefix(x.name, "negsum_meta_balance") {
+			n++
+			if x.typ != metaCounter || x.name != "negsum_meta_balance" {
+				t.Errorf("remote write metadata %+v for a sum of 6; want a counter named negsum_meta_balance", x)
+			}
 		}
+	}
+	if n != 1 {
+		t.Errorf("%d metadata entries for the family at 6; want 1", n)
 	}
 }
