@@ -111,8 +111,7 @@ func RemoveView(v *View) {
 	cur := before[i]
 	next := slices.Delete(slices.Clone(before), i, i+1)
 	registry.Store(&next)
-	retire(cur) // for the push exporters (see retire.go)
-	publishExportViews()
+	retire(cur) // for the push exporters (see retire.go); publishes ExportViews
 	releaseViewOnceUnreachable(cur)
 }
 

@@ -151,11 +151,22 @@ func (r *ExportReader) Ack(seq uint64) {
 }
 
 // retire keeps v, just removed from the registry, for the export readers,
-// if any; the caller publishes ExportViews. Called under regMu.
+// if any, and publishes ExportViews. Called under regMu.
+//
+// The new seq is stored after the views holding v are published: an
+// export that read it (ExportReader.Seq, before it reads ExportViews)
+// reads v, and so may acknowledge it. Stored first, an export could read
+// the seq, then the views published before v retired, and acknowledge v
+// without having sent it.
 func retire(v *View) {
-	if len(readers) > 0 {
-		retiring = append(retiring, retiringView{v: v, seq: retireSeq.Add(1)})
+	if len(readers) == 0 {
+		publishExportViews()
+		return
 	}
+	seq := retireSeq.Load() + 1
+	retiring = append(retiring, retiringView{v: v, seq: seq})
+	publishExportViews()
+	retireSeq.Store(seq)
 }
 
 // dropRetiring drops the retiring view named name, for a view registered
