@@ -23,38 +23,27 @@ func TestNegativeSumMetadataAgreesWithScrape(t *testing.T) {
 		t.Fatalf("scrape: want untyped:\n%s", scrape)
 	}
 	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
-	_, md, err := decodeWriteRequestMeta(w.AppendWriteRequest(nil, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, x := range md {
-		if strings.HasPrefix(x.name, "negsum_meta_balance") {
-			n++
-			if x.typ != metaUnknown || x.name != "negsum_meta_balance_total" {
-				t.Errorf("remote write metadata %+v for a sum of -4; want unknown (untyped), named after its sample, as the scrape says", x)
+	// check wants the family's one metadata entry, of type typ, named name.
+	check := func(ts int64, sum string, typ uint64, name string) {
+		t.Helper()
+		_, md, err := decodeWriteRequestMeta(w.AppendWriteRequest(nil, ts))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range md {
+			if strings.HasPrefix(x.name, "negsum_meta_balance") {
+				n++
+				if x.typ != typ || x.name != name {
+					t.Errorf("remote write metadata %+v for a sum of %s; want type %d named %s, as the scrape says", x, sum, typ, name)
+				}
 			}
 		}
+		if n != 1 {
+			t.Errorf("%d metadata entries for the family at %s; want 1", n, sum)
+		}
 	}
-	if n != 1 {
-		t.Errorf("%d metadata entries for the family; want 1", n)
-	}
-	// Back to a counter's value: a counter again.
+	check(1, "-4", metaUnknown, "negsum_meta_balance_total") // untyped, named after its sample
 	stats.Record(context.Background(), m.M(10))
-	_, md, err = decodeWriteRequestMeta(w.AppendWriteRequest(nil, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n = 0
-	for _, x := range md {
-		if strings.HasPrefix(x.name, "negsum_meta_balance") {
-			n++
-			if x.typ != metaCounter || x.name != "negsum_meta_balance" {
-				t.Errorf("remote write metadata %+v for a sum of 6; want a counter named negsum_meta_balance", x)
-			}
-		}
-	}
-	if n != 1 {
-		t.Errorf("%d metadata entries for the family at 6; want 1", n)
-	}
+	check(2, "6", metaCounter, "negsum_meta_balance") // a counter's value again
 }
