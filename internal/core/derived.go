@@ -31,15 +31,16 @@ import (
 // entry (pm), and found by its address: no compare of its tags. Its tags
 // are immutable and the map is no request's, so keeping it is safe; it
 // pins no request, only that map and the few series its per-view cache
-// holds, until the slot is reused. A hit that had to compare the bytes of a cached parent's
-// tags (the entry was installed while the parent's tag set was still a
-// request's own map, or the map cache has since built another map of it)
-// republishes the entry with that parent: one allocation, once per change
-// of the cached map, after which the compare is a pointer's. Without it,
-// the compare ran over the tags' bytes on every record until the slot was
-// reused: a RecordWithTags of 2 mutators on a context of 2 tags took
-// 81-88 ns against 53-68 now (BenchmarkRecord recordwithtags_2mut, the
-// runs after the first in one process, pinned, the project's VM).
+// holds, until the slot is reused. A hit that had to compare the bytes of
+// a cached parent's tags (the entry was installed while the parent's tag
+// set was still a request's own map, or the map cache has since built
+// another map of it) republishes the entry with that parent: one
+// allocation, once per change of the cached map, after which the compare
+// is a pointer's. Without it, the compare ran over the tags' bytes on
+// every record until the slot was reused: a RecordWithTags of 2 mutators
+// on a context of 2 tags took 81-88 ns against 53-68 now (BenchmarkRecord
+// recordwithtags_2mut, the runs after the first in one process, pinned,
+// the project's VM).
 //
 // The cache is bounded (derivedSize entries, each of at most
 // maxDerivedMutators mutators), lock-free and safe for concurrent use:

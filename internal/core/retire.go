@@ -35,16 +35,17 @@ type finalSeries struct {
 	overflow *Series
 }
 
-// keepFinal keeps, for a's view if it is retiring, the series and the
-// overflow series Detach takes from a: what its last export reads.
-// Called by Detach under a.mu, before it empties a's table, so that no
-// export sees the view without its series (a.mu, then regMu: the order
-// GrowView takes them in too).
+// keepFinal keeps, for a's view if it is retiring, a copy of the series
+// and the overflow series Detach takes from a: what its last export reads.
+// A copy: Detach then sorts its own slice for their release while exports
+// read this one. Called by Detach under a.mu, before it empties a's
+// table, so that no export sees the view without its series (a.mu, then
+// regMu: the order GrowView takes them in too).
 func keepFinal(a *Aggregator, series []*Series, overflow *Series) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if slices.ContainsFunc(retiring, func(r retiringView) bool { return r.v.Agg == a }) {
-		a.final.Store(&finalSeries{series: series, overflow: overflow})
+		a.final.Store(&finalSeries{series: slices.Clone(series), overflow: overflow})
 	}
 }
 
