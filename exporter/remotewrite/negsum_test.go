@@ -47,3 +47,56 @@ func TestNegativeSumMetadataAgreesWithScrape(t *testing.T) {
 	stats.Record(context.Background(), m.M(10))
 	check(2, "6", metaCounter, "negsum_meta_balance") // a counter's value again
 }
+
+// A sum's metadata type and its samples come from one read of its values:
+// a recorder moves the sum across zero (+3, -3) while pushes are encoded,
+// and no push may call the family a counter beside a negative sample.
+// Before, the metadata read the values once and the rows again.
+func TestSumMetadataAndSamplesFromOneRead(t *testing.T) {
+	m := stats.Float64("negsum_race/balance", "balance", stats.UnitDimensionless)
+	register(t, &view.View{Name: "negsum_race/balance", Measure: m, Aggregation: view.Sum()})
+	stats.Record(context.Background(), m.M(-1)) // the total is -1 or +2
+	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx := context.Background()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			stats.Record(ctx, m.M(3))
+			stats.Record(ctx, m.M(-3))
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	var buf []byte
+	seen := map[bool]int{} // pushes by sign of the sample
+	for ts := int64(1); ts <= 3000 || len(seen) < 2 && ts <= 300_000; ts++ {
+		buf = w.AppendWriteRequest(buf[:0], ts)
+		ss, md, err := decodeWriteRequestMeta(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counter := false
+		for _, x := range md {
+			if strings.HasPrefix(x.name, "negsum_race_balance") && x.typ == metaCounter {
+				counter = true
+			}
+		}
+		for _, s := range ss {
+			if !strings.HasPrefix(s.key(), "negsum_race_balance") {
+				continue
+			}
+			seen[s.value < 0]++
+			if counter && s.value < 0 {
+				t.Fatalf("push %d: COUNTER metadata with the sample %v", ts, s.value)
+			}
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatalf("the pushes saw samples of one sign only (%v): the recorder did not cross zero", seen)
+	}
+}

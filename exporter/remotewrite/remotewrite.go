@@ -110,11 +110,14 @@ type Writer struct {
 	// would allocate.
 	produceFn func(*push.Cycle) error
 
-	mu      sync.Mutex // guards the encoder state for AppendWriteRequest
-	fams    map[*core.View]*family
-	gen     uint64
-	lastTS  int64 // the last push's timestamp: the next is later
-	series  []*core.Series
+	mu     sync.Mutex // guards the encoder state for AppendWriteRequest
+	fams   map[*core.View]*family
+	gen    uint64
+	lastTS int64 // the last push's timestamp: the next is later
+	series []*core.Series
+	// sums holds a Sum view's values, read once per push: its metadata
+	// type and its rows are chosen from the same reads (w.series order).
+	sums    []float64
 	buckets []int64
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
@@ -342,14 +345,21 @@ func (w *Writer) encode(ts int64) {
 			// after its sample, as the scrape handler exposes it
 			// (docs/metric-mapping.md).
 			typ, name := metaType(pf.Type), pf.Name
-			if pf.Type == promname.Counter && f.kind == core.KindSum && !countersValid(w.series) {
-				typ, name = metaUnknown, pf.Sample
+			if f.kind == core.KindSum {
+				valid := w.readSums()
+				if pf.Type == promname.Counter && !valid {
+					typ, name = metaUnknown, pf.Sample
+				}
 			}
 			w.meta = appendMetadata(w.meta, typ, name, pf.Help, pf.Unit)
 		}
-		for _, s := range w.series {
+		for i, s := range w.series {
 			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
-			w.appendRow(f, s, s == overflow, strs, ts, false)
+			sum := 0.0
+			if f.kind == core.KindSum {
+				sum = w.sums[i]
+			}
+			w.appendRow(f, s, s == overflow, strs, ts, sum, false)
 			cut(w.rowSeries(f))
 			rowDone()
 		}
@@ -371,7 +381,7 @@ func (w *Writer) encode(ts int64) {
 			if !names[f.fam.Name] {
 				strs := core.Interned()
 				for s, st := range f.sent {
-					w.appendRow(f, s, st.overflow, strs, ts, true)
+					w.appendRow(f, s, st.overflow, strs, ts, 0, true)
 					cut(w.rowSeries(f))
 					rowDone()
 				}
@@ -420,7 +430,7 @@ func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), ro
 		if current[valueKey(s, strs)] {
 			continue
 		}
-		w.appendRow(f, s, st.overflow, strs, ts, true)
+		w.appendRow(f, s, st.overflow, strs, ts, 0, true)
 		cut(w.rowSeries(f))
 		rowDone()
 	}
@@ -450,8 +460,8 @@ func (w *Writer) rowSeries(f *family) int {
 
 // appendRow writes the time series of series s (a histogram's buckets,
 // _sum and _count), or, when stale, the same series with Prometheus's
-// stale marker as their value.
-func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []string, ts int64, stale bool) {
+// stale marker as their value. A Sum's value is sum, read by readSums.
+func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []string, ts int64, sum float64, stale bool) {
 	vids, slots := s.ValueIDs(), f.slots
 	if overflow {
 		slots = f.overflowSlots
@@ -473,7 +483,7 @@ func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []stri
 	case core.KindCount:
 		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
 	case core.KindSum:
-		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadSum(), ts)
+		w.appendSeries(slots, vids, strs, f.sample, "", sum, ts)
 	case core.KindLastValue:
 		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
 	case core.KindDistribution:
@@ -514,13 +524,17 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 	w.pb = appendTimeSeries(w.pb, ls, v, ts)
 }
 
-// countersValid reports whether every sum series may be a counter's
-// (promname.CounterValid). Cost: one atomic read per series.
-func countersValid(series []*core.Series) bool {
-	for _, s := range series {
-		if !promname.CounterValid(s.ReadSum()) {
-			return false
-		}
+// readSums reads the value of each series of w.series (a Sum view's) into
+// w.sums, once: the metadata type and the rows are chosen from the same
+// values, so a sum that crosses zero between two reads cannot get COUNTER
+// metadata with a negative sample. It reports whether every value may be
+// a counter's (promname.CounterValid). Cost: one atomic read per series.
+func (w *Writer) readSums() (countersValid bool) {
+	w.sums, countersValid = w.sums[:0], true
+	for _, s := range w.series {
+		x := s.ReadSum()
+		countersValid = countersValid && promname.CounterValid(x)
+		w.sums = append(w.sums, x)
 	}
-	return true
+	return countersValid
 }
