@@ -149,7 +149,7 @@
 // points) counts as a success, counted in Stats.Rejected. Stats counts
 // exports, requests, retries, data points delivered and dropped;
 // Options.Logger logs each change of state (failing, recovered, partial
-// success) once.
+// success, every point accepted again) once.
 //
 // # Costs and guarantees
 //

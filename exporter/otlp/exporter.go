@@ -128,7 +128,8 @@ type Options struct {
 	FromEnv bool
 	// Logger logs changes of the exporter's state: the first failure
 	// after a success (Warn), the first success after failures (Info),
-	// the first partial success (Warn). nil: slog.Default(); a logger on
+	// the first partial success (Warn), the first full success after
+	// partial ones (Info). nil: slog.Default(); a logger on
 	// slog.DiscardHandler silences it.
 	Logger *slog.Logger
 }

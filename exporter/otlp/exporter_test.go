@@ -653,3 +653,36 @@ func TestExporterEvictIdleAfter(t *testing.T) {
 	}
 	runtime.KeepAlive(other)
 }
+
+// TestPartialSuccessEndsWithFullSuccess checks a full success after
+// partial ones is logged as a change, so that the next partial success is
+// logged again: before, the state stayed "partial" for good and every
+// later rejection went unlogged.
+func TestPartialSuccessEndsWithFullSuccess(t *testing.T) {
+	newFixture(t).record(t, "/a", "", 1, 1)
+	inner := appendString(binary.AppendUvarint([]byte{tagPSRejected}, 3), tagPSMessage, "3 points too old")
+	partial := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
+	// partial, partial, ok, ok, partial
+	script := []bool{true, true, false, false, true}
+	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		if script[n] {
+			_, _ = w.Write(partial)
+		}
+	})
+	var log bytes.Buffer
+	e, _ := New(Options{Endpoint: s.URL, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	for i := range script {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+	}
+	if st := e.Stats(); st.Rejected != 9 || st.Failures != 0 || st.Exports != 5 {
+		t.Errorf("Stats %+v; want 9 rejected, 0 failures, 5 exports", st)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "rejected=3") ||
+		!strings.Contains(lines[1], "accepts every data point again") || !strings.Contains(lines[2], "rejected=3") {
+		t.Errorf("log:\n%s\nwant 3 lines: partial success, every point accepted, partial success", log.String())
+	}
+}

@@ -95,7 +95,7 @@ type Config struct {
 	MaxQueuedBytes int
 	// Logger logs the changes of the exporter's state, once each: exports
 	// starting to fail (Warn), recovering (Info), a receiver rejecting
-	// part of a request (Warn). nil: slog.Default(); to silence it, a
+	// part of a request (Warn) and accepting every point again (Info). nil: slog.Default(); to silence it, a
 	// logger on slog.DiscardHandler.
 	Logger *slog.Logger
 	// OnError, if set, is called with each failed periodic export (from
@@ -162,9 +162,12 @@ type Pipeline struct {
 	qPoints    int
 	state      state
 	failedRuns int
-	cycle      Cycle // the export in progress, reused: no allocation
-	stopping   atomic.Bool
-	reader     atomic.Pointer[core.ExportReader] // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
+	// rejectedRun: the export in progress had a partial success
+	// (Rejected); a successful export without one ends statePartial.
+	rejectedRun bool
+	cycle       Cycle // the export in progress, reused: no allocation
+	stopping    atomic.Bool
+	reader      atomic.Pointer[core.ExportReader] // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
 
 	exports, failures, requests, retries, sent, points, nbytes atomic.Uint64
 	dropped, droppedPoints, droppedBytes, rejected, oversized  atomic.Uint64
@@ -370,6 +373,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	selfstats.RecordViews()  // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
+	p.rejectedRun = false
 	c.err, c.blocked = p.flush(ctx)
 	reader := p.reader.Load()
 	var retired uint64
@@ -399,9 +403,14 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 		reader.Ack(retired)
 	}
 	p.lastSuccess.Store(began.UnixNano())
-	if p.state == stateFailing {
+	switch {
+	case p.state == stateFailing:
 		p.log.Info("zerostat exporter: exports recovered", "sink", p.cfg.Name, "target", p.cfg.Target, "failed_exports", p.failedRuns)
 		p.state, p.failedRuns = stateOK, 0
+	case p.state == statePartial && !p.rejectedRun:
+		// A later partial success is a change again, and is logged.
+		p.log.Info("zerostat exporter: the receiver accepts every data point again", "sink", p.cfg.Name, "target", p.cfg.Target)
+		p.state = stateOK
 	}
 	return nil
 }
@@ -413,6 +422,7 @@ func (p *Pipeline) Rejected(n int64, msg string) {
 	if n > 0 {
 		p.rejected.Add(uint64(n))
 	}
+	p.rejectedRun = true
 	if p.state != statePartial {
 		p.log.Warn("zerostat exporter: the receiver rejected data points", "sink", p.cfg.Name, "target", p.cfg.Target, "rejected", n, "message", msg)
 		p.state = statePartial
