@@ -259,6 +259,44 @@ func TestNonFinite(t *testing.T) {
 	}
 }
 
+// TestNonFiniteDistributionCumulative: RetrieveData's distribution is the
+// running total of every sample, non-finite ones included, after each
+// record: the sum +Inf from the first +Inf on, NaN from a NaN on (as the
+// running sum of OpenCensus), mean and sum_sq_dev non-finite; count,
+// buckets, Min and Max exact. (exporter/otlp's TestEncodeDeltaNonFinite
+// reads the same through a delta reader.)
+func TestNonFiniteDistributionCumulative(t *testing.T) {
+	m := stats.Float64("agg/nonfinite_cumulative", "", "")
+	v := &view.View{Name: "nfc/dist", Measure: m, Aggregation: view.Distribution(2.5, 10)}
+	register(t, v)
+	for i, c := range []struct {
+		v        float64
+		sum      float64
+		min, max float64
+		buckets  string
+	}{
+		{1, 1, 1, 1, "[1 0 0]"},
+		{math.Inf(1), math.Inf(1), 1, math.Inf(1), "[1 0 1]"},
+		{3, math.Inf(1), 1, math.Inf(1), "[1 1 1]"},
+		{math.Inf(1), math.Inf(1), 1, math.Inf(1), "[1 1 2]"},
+		{math.NaN(), math.NaN(), 1, math.Inf(1), "[1 1 3]"},
+		{4, math.NaN(), 1, math.Inf(1), "[1 2 3]"},
+		{math.Inf(-1), math.NaN(), math.Inf(-1), math.Inf(1), "[2 2 3]"},
+	} {
+		stats.Record(context.Background(), m.M(c.v))
+		d := rows(t, "nfc/dist")[0].Data.(*view.DistributionData)
+		sum := d.Sum()
+		if d.Count != int64(i+1) || !(sum == c.sum || math.IsNaN(sum) && math.IsNaN(c.sum)) || d.Min != c.min || d.Max != c.max ||
+			fmt.Sprint(d.CountPerBucket) != c.buckets {
+			t.Errorf("after %d records: count %d sum %v min %v max %v buckets %v; want %d, %v, %v, %v, %s",
+				i+1, d.Count, sum, d.Min, d.Max, d.CountPerBucket, i+1, c.sum, c.min, c.max, c.buckets)
+		}
+		if i > 0 && (d.Mean-d.Mean == 0 || !math.IsNaN(d.SumOfSquaredDev)) {
+			t.Errorf("after %d records: mean %v, sum_sq_dev %v; want non-finite and NaN", i+1, d.Mean, d.SumOfSquaredDev)
+		}
+	}
+}
+
 func TestMissingAndEmptyTagsShareARow(t *testing.T) {
 	// OpenCensus does not tell an absent key from an empty value.
 	m := stats.Int64("tags/missing", "", "")

@@ -453,6 +453,9 @@ func TestDistHeadLayout(t *testing.T) {
 		{"sumLo", unsafe.Offsetof(h.sumLo), dSumLo},
 		{"q", unsafe.Offsetof(h.q), dQ},
 		{"qLo", unsafe.Offsetof(h.qLo), dQLo},
+		{"posInf", unsafe.Offsetof(h.posInf), dPosInf},
+		{"negInf", unsafe.Offsetof(h.negInf), dNegInf},
+		{"nan", unsafe.Offsetof(h.nan), dNaN},
 	} {
 		if f.off != 8*f.want {
 			t.Errorf("distHead.%s at byte %d; want word %d (byte %d)", f.name, f.off, f.want, 8*f.want)

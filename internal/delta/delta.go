@@ -29,8 +29,9 @@ type Values struct {
 
 // distFixed is the number of words a distribution's state keeps before its
 // bucket counts: count, mean, m2, sum, the rounding error of sum and the
-// sum of squares as a double-double (see core.DistStats).
-const distFixed = 7
+// sum of squares as a double-double (those four of the finite samples),
+// and the counts of +Inf, -Inf and NaN samples (see core.DistStats, parts).
+const distFixed = 10
 
 // A series' state starts with a meta word: the series' generation (low 16
 // bits: a new series at a reused ID starts from zero) and the number of
@@ -277,12 +278,17 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		prev[0] = math.Float64bits(out.Last)
 		changed, say = true, true
 	default:
-		d := s.ReadDist(buckets)
+		// The finite samples' totals and the counts of non-finite ones,
+		// apart (parts): an infinity recorded once makes the sum of its
+		// own interval infinite, not Inf-Inf = NaN in every later one.
+		d := s.ReadDistParts(buckets)
 		before := core.DistStats{Count: int64(prev[0]), Mean: math.Float64frombits(prev[1]),
 			M2: math.Float64frombits(prev[2]), Sum: math.Float64frombits(prev[3]),
-			SumLo: math.Float64frombits(prev[4]), Q: math.Float64frombits(prev[5]), QLo: math.Float64frombits(prev[6])}
+			SumLo: math.Float64frombits(prev[4]), Q: math.Float64frombits(prev[5]), QLo: math.Float64frombits(prev[6]),
+			PosInf: int64(prev[7]), NegInf: int64(prev[8]), NaN: int64(prev[9])}
 		prev[0], prev[1], prev[2], prev[3] = uint64(d.Count), math.Float64bits(d.Mean), math.Float64bits(d.M2), math.Float64bits(d.Sum)
 		prev[4], prev[5], prev[6] = math.Float64bits(d.SumLo), math.Float64bits(d.Q), math.Float64bits(d.QLo)
+		prev[7], prev[8], prev[9] = uint64(d.PosInf), uint64(d.NegInf), uint64(d.NaN)
 		for i := range buckets {
 			c := buckets[i]
 			buckets[i] -= int64(prev[distFixed+i])
