@@ -2,7 +2,6 @@ package core
 
 import (
 	"sync/atomic"
-	"unsafe"
 )
 
 // Bound cells.
@@ -41,8 +40,16 @@ import (
 const maxBoundCells = 4
 
 // boundCells are the cells attached to one series, in attachment order
-// (nil past the last). Copied on write, under the aggregator's mutex.
-type boundCells [maxBoundCells]*atomic.Uint64
+// (nil past the last): allocated with the series (newSeries), filled in
+// place under the aggregator's mutex, read with atomic loads. A reader
+// that misses a cell attached meanwhile misses nothing: a cell holds 0
+// when it is attached. Before, the list was copied on each attachment, and
+// the copies were in the order of the attachments: a kept context's map
+// attaches its cell on its third record, at any time, so a snapshot of
+// many series read their lists scattered in memory (BenchmarkScale's
+// collect at 1M series: 94 -> 265 ns a series with the maps' cells, where
+// in place it stays flat).
+type boundCells [maxBoundCells]atomic.Pointer[atomic.Uint64]
 
 // boundCells returns the cells attached to s, nil when there are none (or
 // s is not a Count's or an integer Sum's).
@@ -56,25 +63,20 @@ func (s *Series) boundCells() *boundCells {
 // attachCell attaches c, a Bound's own cell holding 0, to s, a series of
 // a (a Count's or an integer Sum's). It reports false, attaching nothing,
 // when s is sealed or freed, a is detached, or s has maxBoundCells already.
-// Set-up cost, once per handle and series: a's mutex and a 32-byte copy of
-// the list.
+// Set-up cost, once per handle or map and series: a's mutex.
 func (a *Aggregator) attachCell(s *Series, c *atomic.Uint64) bool {
 	if s.fast != fastCount && s.fast != fastIntSum {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.detached.Load() || s.Sealed() {
+	bc := s.boundCells()
+	if a.detached.Load() || s.Sealed() || bc == nil {
 		return false
 	}
-	var n boundCells
-	if old := s.boundCells(); old != nil {
-		n = *old
-	}
-	for i := range n {
-		if n[i] == nil {
-			n[i] = c
-			atomic.StorePointer(&s.dist, unsafe.Pointer(&n))
+	for i := range bc {
+		if bc[i].Load() == nil {
+			bc[i].Store(c)
 			return true
 		}
 	}
@@ -89,7 +91,8 @@ func (bc *boundCells) values(buf *[maxBoundCells]uint64) ([]uint64, bool) {
 		return nil, true
 	}
 	ws, live := buf[:0], true
-	for _, c := range bc {
+	for i := range bc {
+		c := bc[i].Load()
 		if c == nil {
 			break
 		}
@@ -117,7 +120,8 @@ func (bc *boundCells) seal() []uint64 {
 		return nil
 	}
 	var ws []uint64
-	for _, c := range bc {
+	for i := range bc {
+		c := bc[i].Load()
 		if c == nil {
 			break
 		}
@@ -135,6 +139,6 @@ func (bc *boundCells) seal() []uint64 {
 // unseal restores bc's cells to ws, the values seal returned.
 func (bc *boundCells) unseal(ws []uint64) {
 	for i, w := range ws {
-		bc[i].Store(w)
+		bc[i].Load().Store(w)
 	}
 }

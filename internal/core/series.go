@@ -85,6 +85,11 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	}
 	if a.kind == KindDistribution {
 		s.dist = unsafe.Pointer(&newDistCells(1, len(a.bounds)+1)[0][0])
+	} else if s.fast == fastCount || s.fast == fastIntSum {
+		// The list of its bound cells, empty (boundcell.go): allocated
+		// with the series, so that a snapshot, which reads the series in
+		// creation order, reads the lists in the order they are in memory.
+		s.dist = unsafe.Pointer(new(boundCells))
 	}
 	if s.addTo(&s.word, nil, s.distCell(), v) == addFull {
 		s.inflate()
