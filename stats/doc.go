@@ -23,6 +23,15 @@
 //     one store for LastValue, a bound search and four atomic updates for
 //     Distribution.
 //
+// A context kept and recorded through many times, built by tag.New from
+// context.Background() (or context.TODO()), whose records go to one view
+// of Count or of an Int64 Sum (views of other aggregations beside it do
+// not count), takes a cell of its own on its third record: later records
+// add to the context's own memory, one atomic add, as a handle does, and
+// no longer read the series first. With many live series, where both
+// would miss the cache, that halves a record (docs/performance.md,
+// "Scale"). Every read of the series counts the cell.
+//
 // No record path allocates (the first record of a new tag combination
 // creates its series, once). A series that recorders on several cores
 // update at once grows one cell per CPU, so they stop sharing a cache line.

@@ -42,7 +42,10 @@ type Aggregator struct {
 	sch    atomic.Pointer[schema]
 	bounds []float64 // the bounds records are searched with (see CountUpperInclusive)
 	slot   uint32    // TagMap cache slot
-	start  time.Time // registration time
+	// cellK is cellKind(), kept beside slot for the record path (a map's
+	// own cell, mapcell.go): set with kind and intSum, before publication.
+	cellK uint32
+	start time.Time // registration time
 
 	table atomic.Pointer[seriesTable]
 	// byID lists the table's series by ID (nil: a free ID), written under
@@ -125,6 +128,7 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		start:  time.Now(),
 		limit:  int64(limit),
 	}
+	a.cellK = a.fastCellKind()
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
 	a.sch.Store(newSchema(byName))

@@ -67,11 +67,19 @@ func (c *tagCtx) String() string { return "zerostat tag context" }
 // map is at a fixed offset from the context, so that a record computes
 // the address of its series cache instead of loading it: with many cold
 // contexts (many tag combinations), it reads one cache line of the
-// context, not the context and then the map's line.
+// context, not the context and then the map's line. The map comes first:
+// its own cell and tag word (mapcell.go) then share the object's first
+// line with the nil check of a record's type switch.
 type ownCtx struct {
-	context.Context
 	TagMap
+	context.Context
 }
+
+// rootCtx is an ownCtx whose parent is context.Background() or
+// context.TODO(): its own type, so that a record tells it from the others
+// by the type word alone, and only its records look at the map's own cell
+// (mapcell.go). The same memory as the ownCtx it converts.
+type rootCtx struct{ ownCtx }
 
 func (c *ownCtx) Value(key any) any {
 	if _, ok := key.(ctxKey); ok {
@@ -90,6 +98,8 @@ func (c *ownCtx) String() string { return "zerostat tag context" }
 func FromContext(ctx context.Context) *TagMap {
 	switch c := ctx.(type) {
 	case *ownCtx:
+		return &c.TagMap
+	case *rootCtx:
 		return &c.TagMap
 	case *tagCtx:
 		return c.m
@@ -167,7 +177,7 @@ func compareTags(a, b []Tag) (same, shared bool) {
 }
 
 // The one-allocation forms of a context with a new map: the context, the
-// map and its tags together, by size class (224, 336, 560 and 1008 bytes).
+// map and its tags together, by size class (240, 352, 576 and 1024 bytes).
 type (
 	mapCtx2 struct {
 		ownCtx
@@ -255,5 +265,11 @@ func NewTagContext(parent context.Context, tags []Tag) context.Context {
 	copy(c.tags, tags)
 	c.hash = h
 	c.Context = parent
+	if parent == context.Background() || parent == context.TODO() {
+		// A context kept, most likely: its map's cell keeps nothing else
+		// alive (mapcell.go).
+		c.takeOwnCell()
+		return (*rootCtx)(unsafe.Pointer(c))
+	}
 	return c
 }

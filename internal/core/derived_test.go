@@ -34,11 +34,8 @@ func TestDerivedKeysCachedParentByAddress(t *testing.T) {
 	// Two requests, each with its own map of the parent set (the map
 	// cache has not seen it twice yet when the first is built).
 	own := func() *TagMap {
-		c, ok := NewTagContext(context.Background(), freshTags(pk, "eu")).(*ownCtx)
-		if !ok {
-			return nil
-		}
-		return &c.TagMap
+		m, _ := ownMap(NewTagContext(context.Background(), freshTags(pk, "eu")))
+		return m
 	}
 	p1 := own()
 	if p1 == nil {

@@ -558,7 +558,10 @@ func (s *Series) ReadDistParts(buckets []int64) DistStats {
 // read is the integer plus the stripes' float sums. No effect on other
 // kinds. Not safe for concurrent use: call it before the aggregator is
 // published.
-func (a *Aggregator) IntegerSums() { a.intSum = a.kind == KindSum }
+func (a *Aggregator) IntegerSums() {
+	a.intSum = a.kind == KindSum
+	a.cellK = a.fastCellKind()
+}
 
 // CountUpperInclusive switches a distribution aggregator, before it is
 // subscribed to a measure, to Prometheus's and OpenTelemetry's bucket

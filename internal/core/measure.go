@@ -165,7 +165,20 @@ func RecordOne(ctx context.Context, r *MeasureRef, v float64) {
 		}
 		l.recordUntagged(v)
 	case len(l.Aggs) == 1:
-		l.Aggs[0].RecordMap(FromContext(ctx), v)
+		a := l.Aggs[0]
+		if c, ok := ctx.(*rootCtx); ok {
+			// A context built from a root context: its map's own cell,
+			// when it is attached to a's series or counts records (mapcell.go);
+			// one load and a compare or two otherwise.
+			m := &c.TagMap
+			if t := m.own.tag.Load(); t != 0 && a.cellK != 0 && (uint32(t>>32) == a.slot+1 || t&0xff < mapCellTrying) {
+				m.recordOwn(a, t, v)
+				return
+			}
+			a.RecordMap(m, v)
+			return
+		}
+		a.RecordMap(FromContext(ctx), v)
 	default:
 		m := FromContext(ctx)
 		for _, a := range l.Aggs {

@@ -305,7 +305,10 @@ func (s *Series) cellFinish(cell *atomic.Uint32, slot *atomic.Pointer[Series], w
 
 // cellKind returns the fast code of a's series if they are cells (a
 // Count, an integer Sum), else 0.
-func (a *Aggregator) cellKind() uint32 {
+func (a *Aggregator) cellKind() uint32 { return a.cellK }
+
+// fastCellKind computes cellKind, when kind or intSum is set.
+func (a *Aggregator) fastCellKind() uint32 {
 	if k := a.fastKind(); k == fastCount || k == fastIntSum {
 		return uint32(k)
 	}

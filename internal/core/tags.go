@@ -162,6 +162,9 @@ const cacheSlots = 8
 // after construction except for its cache, which only holds pointers to
 // series derived from the tags; it is safe for concurrent use.
 type TagMap struct {
+	// own is the map's own cell (mapcell.go): first, so that it shares
+	// the context's first line with the context's own fields.
+	own  mapCell
 	tags []Tag
 	// hash is SetHash(tags) for maps built by NewTagContext (0 for
 	// others): the key of the map cache (context.go).

@@ -151,7 +151,7 @@ func writeScale(b *bytes.Buffer, r *results, svgName string) {
 	floors := func(n int) {
 		var parts []string
 		for _, c := range []struct{ impl, floor, what string }{
-			{"zerostat", "floor_dependent", "`stats.Record` through a context"},
+			{"zerostat", "floor_direct", "`stats.Record` through a kept context (its map's own cell)"},
 			{"zerostat_handle", "floor_direct", "a handle"},
 			{"prometheus", "floor_direct", "Prometheus's kept child"},
 		} {
