@@ -39,6 +39,28 @@ func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 // series, a striped one, one evicted (sealed) before each interval's
 // records (revived by them) and one evicted after them (read sealed).
 // Before: the sums read [+Inf NaN NaN NaN NaN NaN NaN NaN] from the first
+
+// readDistInterval reads one delta interval of a's one series (a
+// Distribution) through tr, its buckets into b: the zero Values and b
+// cleared when the interval has no point.
+func readDistInterval(t *testing.T, tr *Tracker, a *core.Aggregator, b []int64) Values {
+	t.Helper()
+	tr.Begin()
+	defer tr.End()
+	st := tr.View(a)
+	defer st.Done()
+	ss := a.AppendSeries(nil)
+	if len(ss) != 1 {
+		t.Fatalf("%d series; want 1", len(ss))
+	}
+	var v Values
+	if !Read(core.KindDistribution, ss[0], st, b, &v) {
+		v = Values{}
+		clear(b)
+	}
+	return v
+}
+
 // interval on.
 func TestNonFiniteDistDelta(t *testing.T) {
 	for _, shape := range []string{"unstriped", "striped", "revived", "sealed"} {
@@ -46,22 +68,7 @@ func TestNonFiniteDistDelta(t *testing.T) {
 			a := core.NewAggregator(core.KindDistribution, nil, []float64{2.5, 10}, 0)
 			tr := NewTracker(0)
 			b := make([]int64, 3)
-			read := func() Values {
-				tr.Begin()
-				st := tr.View(a)
-				var v Values
-				ss := a.AppendSeries(nil)
-				if len(ss) != 1 {
-					t.Fatalf("%d series; want 1", len(ss))
-				}
-				if !Read(core.KindDistribution, ss[0], st, b, &v) {
-					v = Values{}
-					clear(b)
-				}
-				st.Done()
-				tr.End()
-				return v
-			}
+			read := func() Values { return readDistInterval(t, tr, a, b) }
 			if shape == "striped" {
 				stripe(t, a, func(int) float64 { return 1 })
 				if d := read().Dist; math.IsNaN(d.Sum) || math.IsInf(d.Sum, 0) {
@@ -149,15 +156,7 @@ func TestNonFiniteDistDeltaConcurrentSafe(t *testing.T) {
 	stripe(t, a, func(int) float64 { return 1 })
 	tr := NewTracker(0)
 	b := make([]int64, 2)
-	read := func() Values {
-		tr.Begin()
-		st := tr.View(a)
-		var v Values
-		Read(core.KindDistribution, a.AppendSeries(nil)[0], st, b, &v)
-		st.Done()
-		tr.End()
-		return v
-	}
+	read := func() Values { return readDistInterval(t, tr, a, b) }
 	read()
 	const g, per = 8, 2000
 	run := func(value func(g, i int) float64) {
