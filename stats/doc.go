@@ -29,7 +29,7 @@
 // not count), takes a cell of its own on its third record: later records
 // add to the context's own memory, one atomic add, as a handle does, and
 // no longer read the series first. With many live series, where both
-// would miss the cache, that halves a record (docs/performance.md,
+// would miss the cache, that more than halves a record (docs/performance.md,
 // "Scale"). Every read of the series counts the cell.
 //
 // No record path allocates (the first record of a new tag combination

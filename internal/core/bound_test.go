@@ -127,16 +127,23 @@ func testBoundEvictRacesRecorders(t *testing.T, rec func(*Bound, int64)) {
 func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 	m := &Measure{Name: "bound/race"}
 	a := newTestAgg(kind, []string{"k"}, nil, 0)
-	value := (*Series).ReadCount
-	if kind == testIntSum {
-		value = func(s *Series) int64 { return int64(s.ReadSum()) }
-	}
 	m.Subscribe(a)
-	r := a.AddReader()
 	b := m.Bind(tagsOf("k", "x"))
-	const G = 4
+	evictRace(t, m, a, kind, 4, 1, func() { rec(b, 1) })
+}
+
+// evictRace runs G goroutines calling record (one record of 1 into a, a
+// Count or an integer Sum of m, each) against a reader that evicts every
+// series of a each round and frees the sealed ones (acknowledges and
+// sweeps) one round in sweepEvery, while another view is subscribed to m
+// and unsubscribed beside: the reads must add up to every record. It ends
+// on the reader's 300th seal, an event however slow the machine (120 s is
+// only a safety net).
+func evictRace(t *testing.T, m *Measure, a *Aggregator, kind Kind, G, sweepEvery int, record func()) {
+	t.Helper()
+	r := a.AddReader()
 	var stop atomic.Bool
-	recorded := make([]int, G)
+	recorded := make([]int64, G)
 	var wg, started sync.WaitGroup
 	start := make(chan struct{})
 	for g := range G {
@@ -147,7 +154,7 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 			started.Done()
 			<-start
 			for !stop.Load() {
-				rec(b, 1)
+				record()
 				recorded[g]++
 			}
 		}()
@@ -155,19 +162,19 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 	started.Wait()
 	close(start)
 	last := map[*Series]int64{}
-	read := func() {
+	read := func(sweep bool) {
 		seq := a.SealSeq()
 		for _, s := range a.AppendSeries(nil) {
-			last[s] = value(s)
+			last[s] = readInt(kind, s)
 		}
-		r.Ack(seq)
-		a.Sweep()
+		if sweep {
+			r.Ack(seq)
+			a.Sweep()
+		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	other := NewAggregator(KindCount, nil, nil, 0)
-	// Until the reader has sealed 300 times: an event, however slow the
-	// machine (120 s is only a safety net).
 	deadline := time.Now().Add(120 * time.Second)
 	for i := 0; ; i++ {
 		if a.SealSeq() >= 300 {
@@ -179,14 +186,14 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 		}
 		select {
 		case <-done:
-			read()
-			read()
+			read(true)
+			read(true) // sealed series are read once more, then freed
 			var total, want int64
 			for _, v := range last {
 				total += v
 			}
 			for _, n := range recorded {
-				want += int64(n)
+				want += n
 			}
 			if total != want {
 				t.Fatalf("read %d in total; want %d (evicted %d)", total, want, a.Evicted())
@@ -194,7 +201,7 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 			return
 		default:
 		}
-		read()
+		read(i%sweepEvery == sweepEvery-1)
 		for _, s := range a.AppendSeries(nil) {
 			s.Evict()
 		}

@@ -3,10 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/zerostat/zerostat/internal/race"
 )
@@ -240,76 +237,7 @@ func TestMapCellEvictRacesRecordersConcurrentSafe(t *testing.T) {
 
 func mapCellEvictRace(t *testing.T, kind Kind, G int) {
 	ref, a, ctx, _ := mapCellSetup(t, kind, context.Background())
-	m := ref.Desc
-	r := a.AddReader()
-	var stop atomic.Bool
-	recorded := make([]int64, G)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for g := range G {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for !stop.Load() {
-				RecordOne(ctx, ref, 1)
-				recorded[g]++
-			}
-		}()
-	}
-	close(start)
-	last := map[*Series]int64{}
-	sweeps := 0
-	read := func(sweep bool) {
-		seq := a.SealSeq()
-		for _, s := range a.AppendSeries(nil) {
-			last[s] = readInt(kind, s)
-		}
-		if sweep {
-			// Mostly not: a sealed series a record revives keeps the
-			// map's cell, which then takes records again.
-			r.Ack(seq)
-			a.Sweep()
-			sweeps++
-		}
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	other := NewAggregator(KindCount, nil, nil, 0)
-	deadline := time.Now().Add(120 * time.Second) // a safety net: the loop ends on 300 seals
-	for i := 0; ; i++ {
-		if a.SealSeq() >= 300 {
-			stop.Store(true)
-		}
-		if time.Now().After(deadline) && !stop.Load() {
-			stop.Store(true)
-			t.Errorf("only %d seals in 120 s", a.SealSeq())
-		}
-		select {
-		case <-done:
-			read(true)
-			read(true)
-			var total, want int64
-			for _, v := range last {
-				total += v
-			}
-			for _, n := range recorded {
-				want += n
-			}
-			if total != want {
-				t.Fatalf("read %d in total; want %d (evicted %d)", total, want, a.Evicted())
-			}
-			return
-		default:
-		}
-		read(i%16 == 15)
-		for _, s := range a.AppendSeries(nil) {
-			s.Evict()
-		}
-		if i%4 == 0 {
-			m.Subscribe(other)
-		} else if i%4 == 2 {
-			m.Unsubscribe(other)
-		}
-	}
+	// Freed one round in 16: a sealed series a record revives keeps the
+	// map's cell, which then takes records again.
+	evictRace(t, ref.Desc, a, kind, G, 16, func() { RecordOne(ctx, ref, 1) })
 }
