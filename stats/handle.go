@@ -13,14 +13,18 @@ import (
 // Bind (and a view unregistered and registered again).
 //
 // Cost: for the one view of a Count or a Sum (an integer under 2^31),
-// Record is a few loads and one atomic add, all in the handle's own
-// 64-byte cache line but the measure's view list: the handle keeps a
-// cell of its own, which its series counts. Otherwise it is, per view,
-// the load of the series the handle resolved and its update. No context
-// lookup, no hashing, no allocation. The first record after a view change
-// resolves the series as Record does. Safe for concurrent use; goroutines
-// recording through one handle at once give its cell up, once they
-// contend, for per-P cells of the series. A series counts the cells of
+// Record is one load of the handle's state word, two compares with a
+// word shared by every handle (which changes when views are registered or
+// unregistered), and one atomic add, in the handle's own 64-byte cache
+// line: the handle keeps a cell of its own, which its series counts.
+// Otherwise it is, per view, the load of the series the handle resolved
+// and its update. No context lookup, no hashing, no allocation. The first
+// record after a view change (of any measure) checks the handle's views
+// again, and the first after a change of its measure's resolves the
+// series as Record does. Safe for concurrent use; goroutines recording
+// through one handle at once give its cell up, once two probes in a row
+// (one record in 64 probes) find them contending, for per-P cells of the
+// series. A series counts the cells of
 // up to 4 handles; more handles of the same tags record through the
 // series. A handle stays reachable while its series lives.
 //

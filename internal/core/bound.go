@@ -13,7 +13,10 @@ import (
 // Concurrency protocol: state is replaced as a whole (copy on write) when
 // the measure's subscriber list changes (a view registered or unregistered,
 // possibly the same view again: a new Aggregator), detected by comparing
-// the list pointer on every record. Each slot caches the series of one
+// the list pointer on every record but RecordInt's fast path, which
+// compares the first state's ctl word with the epoch instead: every change
+// of any subscriber list moves the epoch on (Measure.setSubs), and the
+// next record checks the list again (recordInt). Each slot caches the series of one
 // aggregator for these tags; it is filled on first use, and re-pointed by
 // Series.add when the series it held was evicted and freed (the record goes
 // to the revived series or its successor, as through a TagMap cache).
@@ -25,10 +28,10 @@ import (
 // runtime aligns a 64-byte size class to 64, and stats handles come 8 to
 // a 512-byte block, internal/block, which keeps that alignment and lays
 // handles bound one at a time side by side), and the first state lives
-// in it: a record of one view reads st, m and the state's cell word and
-// adds to its own cell, all in that line (see boundcell.go), and reads
-// the measure's subscriber list, shared by every handle of the measure
-// and so kept in cache. Before, a 96-byte
+// in it: an integer record of one view reads the first state's ctl word
+// and adds to its own cell, both in that line (see boundcell.go), and
+// reads the epoch, shared by every handle and so kept in cache. Before, a
+// 96-byte
 // Bound whose record added to its series (a second, dependent cache
 // miss) cost 72 ns a record at 100,000 live handles recorded in a
 // scattered order (BenchmarkScale); this layout 43 to 45 ns (two make
@@ -41,28 +44,81 @@ type Bound struct {
 }
 
 type boundState struct {
-	// own is the state's own cell: while cell is set, it is attached to
-	// the series in slot0 (see boundcell.go), and an integer record adds
+	// own is the state's own cell: while ctl says attached, it is attached
+	// to the series in slot0 (see boundcell.go), and an integer record adds
 	// to it and nothing else.
 	own   atomic.Uint64
 	subs  *Subs
 	slot0 atomic.Pointer[Series]    // the slot of a single view
 	more  *[]atomic.Pointer[Series] // two views or more: every slot (slots[i] belongs to subs.Aggs[i])
-	// cell is the one view's fast code (fastCount, fastIntSum) while own
-	// is attached and takes records, else 0.
-	cell atomic.Uint32
-	// ownAt is own's course: ownFree (not attached yet), ownTrying,
-	// ownAttached, ownDone (given up: see ownFinish).
-	ownAt atomic.Uint32
+	// ctl is own's course (bits 0-1: ownFree, ownTrying, ownAttached,
+	// ownDone, given up: see ownFinish), the one view's kind while
+	// attached (ctlCount: a Count, else an integer Sum), ctlSuspect, and
+	// the subscriber epoch (epochs) at which subs was last seen current,
+	// 0 for none (bits 4-63). A Bound's first state takes RecordInt's
+	// fast path while its ctl is attached at the current epoch: one word,
+	// so a record reads one field of the handle before its add (see
+	// RecordInt).
+	ctl atomic.Uint64
 }
 
-// own's course (boundState.ownAt).
+// own's course (the low 2 bits of boundState.ctl); ownFree is ctl 0.
 const (
-	ownFree uint32 = iota
+	ownFree uint64 = iota
 	ownTrying
 	ownAttached
 	ownDone
 )
+
+const (
+	ctlCourse  = 3  // ctl's course bits
+	ctlCount   = 4  // ctl's kind bit: the attached view is a Count
+	ctlSuspect = 8  // a probe saw another recorder: the next decides (ownFinish)
+	ctlLow     = 15 // ctl's bits below the epoch
+)
+
+// epochs is the subscriber epoch, which moves on (by epochStep, keeping
+// ctl's low bits free) after every change of any measure's subscriber
+// list (Measure.setSubs), as the ctl word of a state attached at it: sum
+// for an integer Sum's cell (the epoch | ownAttached), count for a
+// Count's (sum | ctlCount). A handle state stamped at an epoch is current
+// while the epoch stays; RecordInt compares its first state's ctl with
+// both words, one compare each and no arithmetic. The epoch starts at
+// epochStep, so that ctl's epoch 0 (a state never stamped) never matches.
+// Read once per handle record, written once per view registration: its
+// line stays in every core's cache.
+var epochs struct {
+	sum, count atomic.Uint64
+}
+
+const epochStep = 16
+
+func init() {
+	epochs.sum.Store(epochStep | ownAttached)
+	epochs.count.Store(epochStep | ownAttached | ctlCount)
+}
+
+// nextEpoch moves the subscriber epoch on (under regMu).
+func nextEpoch() {
+	epochs.sum.Add(epochStep)
+	epochs.count.Add(epochStep)
+}
+
+// course returns st's own cell's course.
+func (st *boundState) course() uint64 { return st.ctl.Load() & ctlCourse }
+
+// kind returns the fast code of the view st's own cell is attached to
+// (fastCount, fastIntSum) while it is attached and takes records, else 0.
+func (st *boundState) kind() uint32 {
+	f := st.ctl.Load()
+	switch {
+	case f&ctlCourse != ownAttached:
+		return 0
+	case f&ctlCount != 0:
+		return uint32(fastCount)
+	}
+	return uint32(fastIntSum)
+}
 
 // slots returns st's slots, one per subscribed aggregator.
 func (st *boundState) slots() []atomic.Pointer[Series] {
@@ -127,7 +183,7 @@ func (b *Bound) prepare(st *boundState) *boundState {
 // does. No allocation.
 func (b *Bound) Record(v float64) {
 	st := b.st.Load()
-	if k := st.cell.Load(); k != 0 && st.subs == b.m.subs.Load() {
+	if k := st.kind(); k != 0 && st.subs == b.m.subs.Load() {
 		if d, ok := cellDelta(Kind(k), v); ok {
 			if w := b.ownAdd(st, d); cellFollowUp(w) {
 				b.ownFinish(st, w, v)
@@ -162,21 +218,36 @@ func (b *Bound) Record(v float64) {
 }
 
 // RecordInt is Record for an integer v (an Int64 measure's). Cost, for
-// the one view of a Count or an integer Sum: the loads of the state, its
-// cell word and the subscriber list, and one atomic add to the state's own
-// cell, all in the handle's cache line but the list (see Bound);
-// otherwise Record's. Its slow paths are one call site, recordInt. (Not
-// inlined: 212 against the inliner's budget of 80, a call costing 57 of
-// it.)
+// the one view of a Count or an integer Sum: the load of the first
+// state's ctl (in the handle's line), its compare with the epoch's words
+// (shared by every handle, kept in cache), and one atomic add to the
+// handle's own cell, in the handle's line; otherwise recordInt's. The
+// add's address, and what decides whether it is taken, need no other
+// field of the handle: at 10,000 live handles recorded in a scattered
+// order, where the handle's line comes from L3, each instruction before
+// the add counted (scratch benchmarks, 10,000 handles: an add alone
+// 9.5-10.7 ns; with one word of the line read and compared 10.9-12.1;
+// with the checks of the state, the subscriber list and the kind
+// 13.4-13.9). Not inlined (a call costs 57 of the inliner's budget of
+// 80).
 func (b *Bound) RecordInt(v int64) {
-	st := b.st.Load()
-	w, added := uint64(0), false
-	if d, ok := st.intDelta(b.m, v); ok {
-		if w, added = b.ownAdd(st, d), true; !cellFollowUp(w) {
+	var d uint64
+	switch b.first.ctl.Load() {
+	case epochs.sum.Load():
+		if int64(int32(v)) != v { // cellDelta's bound
+			b.recordInt(v)
 			return
 		}
+		d = uint64(v)
+	case epochs.count.Load():
+		d = 1
+	default:
+		b.recordInt(v)
+		return
 	}
-	b.recordInt(st, v, w, added)
+	if w := b.first.own.Add(d); cellFollowUp(w) {
+		b.ownFinish(&b.first, w, float64(v))
+	}
 }
 
 // intDelta returns what an integer record of v adds to st's own cell, and
@@ -186,7 +257,7 @@ func (b *Bound) RecordInt(v int64) {
 // (cellDelta(k, float64(v)) in RecordInt: +5.7% on the no-tags handle,
 // pinned, n=6). Inlined.
 func (st *boundState) intDelta(m *Measure, v int64) (uint64, bool) {
-	k := st.cell.Load()
+	k := st.kind()
 	if k == 0 || st.subs != m.subs.Load() {
 		return 0, false
 	}
@@ -215,18 +286,30 @@ func (b *Bound) ownAdd(st *boundState, d uint64) uint64 {
 	return st.own.Add(d)
 }
 
-// recordInt is RecordInt's slow path: ownFinish when its add to st's own
-// cell (which left w) needs it; the current P's stripe of the one view's
-// series when the handle gave its cell up for them (recorders on several
-// cores share the handle: Record's path to them, without its tries of the
-// unstriped cells and two calls; two goroutines on 2 cores, 8.1 -> 7.4 ns
-// a record); else Record.
+// recordInt is RecordInt's slow path: any state's own cell, checked
+// against the measure's subscriber list (a state attached at an older
+// epoch, still current, is stamped with the current one, so that the next
+// record takes the fast path again); the current P's stripe of the one
+// view's series when the handle gave its cell up for them (recorders on
+// several cores share the handle: Record's path to them, without its
+// tries of the unstriped cells and two calls; two goroutines on 2 cores,
+// 8.1 -> 7.4 ns a record); else Record.
 //
 //go:noinline
-func (b *Bound) recordInt(st *boundState, v int64, w uint64, added bool) {
-	if added {
-		b.ownFinish(st, w, float64(v))
-		return
+func (b *Bound) recordInt(v int64) {
+	st := b.st.Load()
+	if st.course() == ownAttached {
+		e := epochs.sum.Load() // before intDelta's check of the list: see ctl
+		if d, ok := st.intDelta(b.m, v); ok {
+			if w := b.ownAdd(st, d); cellFollowUp(w) {
+				b.ownFinish(st, w, float64(v))
+				return
+			}
+			if f := st.ctl.Load(); st == &b.first && f&^ctlLow != e&^ctlLow && f&ctlCourse == ownAttached {
+				st.ctl.CompareAndSwap(f, e|f&(ctlCount|ctlSuspect))
+			}
+			return
+		}
 	}
 	if s := st.slot0.Load(); s != nil && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
 		if sp := s.stripes.Load(); sp != nil {
@@ -249,9 +332,10 @@ func (b *Bound) recordInt(st *boundState, v int64, w uint64, added bool) {
 //     state, whose own cell its next record attaches to the successor.
 //   - An integer Sum's cell reached ±2^61: given up (it keeps its sum;
 //     later records go to the series, which stripes to floats).
-//   - The probe (one add in 64) found another recorder updated the cell
-//     since: recorders on several cores share the handle, and give the
-//     cell up for the series, whose stripes keep them apart.
+//   - The probe (one add in 64): when it and the probe before it found
+//     another recorder updated the cell since (contended), recorders on
+//     several cores share the handle, and give the cell up for the
+//     series, whose stripes keep them apart.
 //
 //go:noinline
 func (b *Bound) ownFinish(st *boundState, w uint64, v float64) {
@@ -262,19 +346,50 @@ func (b *Bound) ownFinish(st *boundState, w uint64, v float64) {
 		} else {
 			b.record(st, v)
 		}
-		if intSealed(st.own.Load()) && st.cell.Swap(0) != 0 {
-			st.ownAt.Store(ownDone)
+		if intSealed(st.own.Load()) && st.ctl.Swap(ownDone)&ctlCourse == ownAttached {
 			b.st.CompareAndSwap(st, b.prepare(new(boundState)))
 		}
 		return
 	case intSumFull(w):
 	default:
-		if st.own.CompareAndSwap(w, w) {
+		if !st.contended(w) {
 			return
 		}
 	}
-	st.cell.Store(0)
-	st.ownAt.Store(ownDone)
+	st.ctl.Store(ownDone)
+}
+
+// contended is the probe of st's own cell after an add left w there. It
+// reports whether the handle is shared by recorders on several cores: two
+// probes in a row found another recorder updated the cell since (a no-op
+// compare-and-swap of w failed). One is not enough: handles recorded by
+// several goroutines, each at times far apart, meet in a probe's window
+// now and then, and a cell given up is given up for good (2 goroutines
+// recording 1,000 handles in a scattered order, 10 million records each:
+// 39 handles gave their cells up at one probe, and 95 after five times
+// as many). The first sets ctlSuspect, which sends the handle's records
+// through recordInt until a probe decides; a probe that finds no other
+// recorder clears it. Cost: one compare-and-swap of a line the add just
+// took, every 64th record.
+func (st *boundState) contended(w uint64) bool {
+	clean := st.own.CompareAndSwap(w, w)
+	for {
+		f := st.ctl.Load()
+		switch {
+		case f&ctlCourse != ownAttached:
+			return false // given up meanwhile, or not attached
+		case clean && f&ctlSuspect == 0:
+			return false
+		case clean:
+			if st.ctl.CompareAndSwap(f, f&^ctlSuspect) {
+				return false
+			}
+		case f&ctlSuspect != 0:
+			return true
+		case st.ctl.CompareAndSwap(f, f|ctlSuspect):
+			return false
+		}
+	}
 }
 
 // record is Record's general path: a view change, every view, any series
@@ -296,7 +411,7 @@ func (b *Bound) record(st *boundState, v float64) {
 		}
 		aggs[i].recordSlot(slot, *b.tags, v)
 	}
-	if st.more == nil && st.ownAt.Load() == ownFree {
+	if st.more == nil && st.ctl.Load() == ownFree {
 		b.attachOwn(st)
 	}
 }
@@ -306,22 +421,29 @@ func (b *Bound) record(st *boundState, v float64) {
 // Distribution, a LastValue) or the series takes no more bound cells
 // (then never), or is sealed (then on a later record).
 func (b *Bound) attachOwn(st *boundState) {
+	e := epochs.sum.Load() // before the check of the list: see ctl
 	s := st.slot0.Load()
-	if s == nil || !st.ownAt.CompareAndSwap(ownFree, ownTrying) {
+	if s == nil || !st.ctl.CompareAndSwap(ownFree, ownTrying) {
 		return
 	}
 	a := st.subs.Aggs[0]
 	k := a.cellKind()
 	switch {
 	case k == 0:
-		st.ownAt.Store(ownDone)
+		st.ctl.Store(ownDone)
 	case a.attachCell(s, &st.own):
-		st.cell.Store(k)
-		st.ownAt.Store(ownAttached)
+		f := ownAttached // at no epoch: recordInt stamps it
+		if st.subs == b.m.subs.Load() {
+			f = e
+		}
+		if k == uint32(fastCount) {
+			f |= ctlCount
+		}
+		st.ctl.Store(f)
 	case s.Sealed():
-		st.ownAt.Store(ownFree)
+		st.ctl.Store(ownFree)
 	default:
-		st.ownAt.Store(ownDone)
+		st.ctl.Store(ownDone)
 	}
 }
 

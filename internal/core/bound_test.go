@@ -111,6 +111,96 @@ func testBoundFollowsSubscriptions(t *testing.T, rec func(*Bound, int64)) {
 	}
 }
 
+// A handle's first state takes RecordInt's fast path while its ctl word
+// is the current epoch's: a view registered over another measure moves the
+// epoch on, the next record checks the handle's own list, finds it
+// current and stamps the state again; a view registered over the handle's
+// measure sends its records to both views. Every record counts once.
+func TestBoundEpoch(t *testing.T) {
+	m := &Measure{Name: "bound/epoch"}
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	b := m.Bind(tagsOf("k", "x"))
+	b.RecordInt(1) // resolves the series, attaches the cell
+	fast := func() bool { return b.first.ctl.Load() == epochs.count.Load() }
+	if !fast() {
+		t.Fatalf("after the first record: ctl %#x; want %#x (attached, current)", b.first.ctl.Load(), epochs.count.Load())
+	}
+	b.RecordInt(1)
+	other := &Measure{Name: "bound/epoch/other"}
+	other.Subscribe(NewAggregator(KindCount, nil, nil, 0))
+	if fast() {
+		t.Fatal("the epoch did not move on at a view registration")
+	}
+	b.RecordInt(1) // checks the list, stamps the state
+	if !fast() || b.st.Load() != &b.first {
+		t.Errorf("after a record: ctl %#x, first state %v; want %#x, true", b.first.ctl.Load(), b.st.Load() == &b.first, epochs.count.Load())
+	}
+	b.RecordInt(1)
+	if got := countOf(t, a); got != 4 || b.first.own.Load() != 3 {
+		t.Errorf("count %d, own cell %d; want 4 and 3", got, b.first.own.Load())
+	}
+	a2 := NewAggregator(KindSum, nil, nil, 0)
+	m.Subscribe(a2)
+	b.RecordInt(7)
+	b.RecordInt(7)
+	var sum float64
+	if ss := a2.AppendSeries(nil); len(ss) == 1 {
+		sum = ss[0].ReadSum()
+	}
+	if got := countOf(t, a); got != 6 || sum != 14 {
+		t.Errorf("two views: count %d, sum %v; want 6 and 14", got, sum)
+	}
+}
+
+// Handles record while views over another measure and over their own
+// come and go, so that their states go stale, are stamped again and are
+// replaced under them: the view registered throughout counts every record
+// exactly once.
+func TestBoundEpochChurnConcurrentSafe(t *testing.T) {
+	m := &Measure{Name: "bound/epoch/churn"}
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	m.Subscribe(a)
+	const G, N = 4, 20000
+	var bs [G]*Bound
+	for g := range bs {
+		bs[g] = m.Bind(tagsOf("k", []string{"x", "y"}[g%2]))
+	}
+	other := &Measure{Name: "bound/epoch/churn/other"}
+	var done atomic.Bool
+	churned := make(chan int)
+	go func() {
+		i := 0
+		for ; !done.Load(); i++ {
+			o := NewAggregator(KindCount, nil, nil, 0)
+			other.Subscribe(o)
+			if i%8 == 0 {
+				s := NewAggregator(KindSum, nil, nil, 0)
+				m.Subscribe(s)
+				m.Unsubscribe(s)
+				s.Detach()
+			}
+			other.Unsubscribe(o)
+			o.Detach()
+		}
+		churned <- i
+	}()
+	onGoroutines(G, func(g int) {
+		for range N {
+			bs[g].RecordInt(1)
+		}
+	})
+	done.Store(true)
+	t.Logf("%d view changes", 2*<-churned)
+	var got int64
+	for _, s := range a.AppendSeries(nil) {
+		got += s.ReadCount()
+	}
+	if got != G*N {
+		t.Errorf("count %d; want %d", got, G*N)
+	}
+}
+
 // Goroutines record through one handle while a reader seals and frees its
 // series and a second view is subscribed and unsubscribed: the reader's
 // totals of the first view equal the records exactly.
@@ -267,8 +357,8 @@ func TestBoundCellFollowsEviction(t *testing.T) {
 			value = func(s *Series) int64 { return int64(s.ReadSum()) }
 		}
 		st := b.st.Load()
-		if st != &b.first || st.cell.Load() == 0 {
-			t.Fatalf("kind %d: after the first record, state %p cell %d; want the inline state, attached", kind, st, st.cell.Load())
+		if st != &b.first || st.kind() == 0 {
+			t.Fatalf("kind %d: after the first record, state %p cell %d; want the inline state, attached", kind, st, st.kind())
 		}
 		b.RecordInt(1)
 		b.RecordInt(1)
@@ -280,8 +370,8 @@ func TestBoundCellFollowsEviction(t *testing.T) {
 			t.Fatalf("kind %d: sealed: own cell %#x, series %d; want sealed, 3", kind, st.own.Load(), value(s))
 		}
 		b.RecordInt(1) // revives s
-		if s.Sealed() || st.cell.Load() == 0 || b.st.Load() != st || value(s) != 4 {
-			t.Fatalf("kind %d: revived: sealed %v, cell %d, series %d; want live, attached, 4", kind, s.Sealed(), st.cell.Load(), value(s))
+		if s.Sealed() || st.kind() == 0 || b.st.Load() != st || value(s) != 4 {
+			t.Fatalf("kind %d: revived: sealed %v, cell %d, series %d; want live, attached, 4", kind, s.Sealed(), st.kind(), value(s))
 		}
 		b.RecordInt(1)
 		s.Evict()
@@ -297,8 +387,8 @@ func TestBoundCellFollowsEviction(t *testing.T) {
 		if len(ns) != 1 || ns[0] == s || value(ns[0]) != 3 {
 			t.Fatalf("kind %d: successor %v: want one new series of 3", kind, ns)
 		}
-		if st2 := b.st.Load(); st2 == st || st2.cell.Load() == 0 || st2.own.Load() != 1 {
-			t.Errorf("kind %d: after the successor: state %p (was %p), cell %d, own %d; want a new state, attached, 1", kind, st2, st, st2.cell.Load(), st2.own.Load())
+		if st2 := b.st.Load(); st2 == st || st2.kind() == 0 || st2.own.Load() != 1 {
+			t.Errorf("kind %d: after the successor: state %p (was %p), cell %d, own %d; want a new state, attached, 1", kind, st2, st, st2.kind(), st2.own.Load())
 		}
 	}
 }
@@ -317,7 +407,7 @@ func TestBoundCellsPerSeriesCapped(t *testing.T) {
 		bs[i].RecordInt(1)
 	}
 	for i, b := range bs {
-		attached := b.st.Load().cell.Load() != 0
+		attached := b.st.Load().kind() != 0
 		if attached != (i < maxBoundCells) {
 			t.Errorf("handle %d: attached %v; want %v", i, attached, i < maxBoundCells)
 		}

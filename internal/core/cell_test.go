@@ -6,7 +6,7 @@ import "testing"
 // as the subscriber list of a measure of its own.
 func recordVia(l *Subs, v float64) {
 	m := &Measure{Name: "via"}
-	m.subs.Store(l)
+	m.setSubs(l)
 	RecordOne(nil, &MeasureRef{Desc: m}, v)
 }
 
@@ -32,7 +32,7 @@ func TestCellOnlyForIntegerCells(t *testing.T) {
 		cell uint32
 	}{{KindCount, uint32(fastCount)}, {testIntSum, uint32(fastIntSum)}, {KindSum, 0}, {KindDistribution, 0}, {KindLastValue, 0}} {
 		b, _, _ := cellBound(t, c.kind)
-		if got := b.st.Load().cell.Load(); got != c.cell {
+		if got := b.st.Load().kind(); got != c.cell {
 			t.Errorf("kind %d: cell %d; want %d", c.kind, got, c.cell)
 		}
 	}
@@ -44,7 +44,7 @@ func TestCellOnlyForIntegerCells(t *testing.T) {
 	for range 3 {
 		b.RecordInt(1)
 	}
-	if got := b.st.Load().cell.Load(); got != 0 {
+	if got := b.st.Load().kind(); got != 0 {
 		t.Errorf("two views: cell %d; want 0", got)
 	}
 	if c1, c2 := countOf(t, a1), countOf(t, a2); c1 != 3 || c2 != 3 {
@@ -61,9 +61,10 @@ func TestCellOnlyForIntegerCells(t *testing.T) {
 // A handle's own cell does not follow its series' stripes: the series
 // striped (records through other paths on several cores), the handle goes
 // on adding to its cell, and a read counts both. Its probe gives the cell
-// up when another recorder updated the cell since its add (the handle
-// shared by several cores), and records then go to the series; none is
-// lost.
+// up when two probes in a row find another recorder updated the cell
+// since their add (the handle shared by several cores), and records then
+// go to the series; one such probe alone only makes the cell suspect, and
+// a clean probe clears that. None is lost.
 func TestBoundCellStripesAndContention(t *testing.T) {
 	for _, kind := range []Kind{KindCount, testIntSum} {
 		b, _, s := cellBound(t, kind)
@@ -72,27 +73,40 @@ func TestBoundCellStripesAndContention(t *testing.T) {
 			b.RecordInt(2)
 		}
 		st := b.st.Load()
-		if got := st.cell.Load(); got == 0 {
+		if got := st.kind(); got == 0 {
 			t.Errorf("kind %d: cell given up after 2,000 uncontended records", kind)
 		}
-		// A probe that finds another recorder's update: own's add left
-		// w, and the other add came before the probe.
 		d := uint64(2)
 		if kind == KindCount {
 			d = 1
 		}
-		w := st.own.Add(d)
-		st.own.Add(d)
-		b.ownFinish(st, w, 2)
-		if got := st.cell.Load(); got != 0 || st.ownAt.Load() != ownDone {
-			t.Errorf("kind %d: cell %d after a contended probe; want 0, given up", kind, got)
+		// A probe that finds another recorder's update: own's add left
+		// w, and the other add came before the probe. Two adds.
+		contended := func() {
+			w := st.own.Add(d)
+			st.own.Add(d)
+			b.ownFinish(st, w, 2)
+		}
+		suspect := func() bool { return st.ctl.Load()&ctlSuspect != 0 }
+		contended()
+		if st.kind() == 0 || !suspect() {
+			t.Errorf("kind %d: after one contended probe: cell %d, suspect %v; want attached, suspect", kind, st.kind(), suspect())
+		}
+		b.ownFinish(st, st.own.Add(d), 2) // a clean probe; one add
+		if st.kind() == 0 || suspect() {
+			t.Errorf("kind %d: after a clean probe: cell %d, suspect %v; want attached, not suspect", kind, st.kind(), suspect())
+		}
+		contended()
+		contended()
+		if got := st.kind(); got != 0 || st.course() != ownDone {
+			t.Errorf("kind %d: cell %d after two contended probes in a row; want 0, given up", kind, got)
 		}
 		b.RecordInt(2) // through the series' stripes
 		var got, want int64
 		if kind == KindCount {
-			got, want = s.ReadCount(), 1+2000+3
+			got, want = s.ReadCount(), 1+2000+7+1
 		} else {
-			got, want = int64(s.ReadSum()), 1+2*(2000+3)
+			got, want = int64(s.ReadSum()), 1+2*(2000+7+1)
 		}
 		if got != want {
 			t.Errorf("kind %d: read %d; want %d", kind, got, want)
@@ -152,8 +166,8 @@ func TestCellIntegerSumPastLimit(t *testing.T) {
 	st := b.st.Load()
 	st.own.Store(uint64(intSumMax - 5))
 	b.RecordInt(10)
-	if st.cell.Load() != 0 || st.ownAt.Load() != ownDone {
-		t.Fatalf("after an add past 2^61: cell %d; want 0, given up", st.cell.Load())
+	if st.kind() != 0 || st.course() != ownDone {
+		t.Fatalf("after an add past 2^61: cell %d; want 0, given up", st.kind())
 	}
 	b.RecordInt(1 << 40)
 	b.RecordInt(3)

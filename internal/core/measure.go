@@ -98,7 +98,7 @@ func (m *Measure) Subscribe(a *Aggregator) {
 	next := make([]*Aggregator, 0, len(old)+1)
 	next = append(next, old...)
 	next = append(next, a)
-	m.subs.Store(newSubs(next))
+	m.setSubs(newSubs(next))
 }
 
 // Unsubscribe removes a; records already past their load of the list may
@@ -113,7 +113,16 @@ func (m *Measure) Unsubscribe(a *Aggregator) {
 			next = append(next, x)
 		}
 	}
-	m.subs.Store(newSubs(next))
+	m.setSubs(newSubs(next))
+}
+
+// setSubs makes l m's subscriber list, then moves the epoch on: a handle
+// whose first state was current (RecordInt's fast path) checks the list
+// again on its next record. In that order: a state stamped with the new
+// epoch has seen the new list (see boundState.ctl).
+func (m *Measure) setSubs(l *Subs) {
+	m.subs.Store(l)
+	nextEpoch()
 }
 
 // MeasureRef is a stats measure (an Int64Measure or a Float64Measure is
