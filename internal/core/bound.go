@@ -359,34 +359,43 @@ func (b *Bound) ownFinish(st *boundState, w uint64, v float64) {
 	st.ctl.Store(ownDone)
 }
 
-// contended is the probe of st's own cell after an add left w there. It
-// reports whether the handle is shared by recorders on several cores: two
-// probes in a row found another recorder updated the cell since (a no-op
-// compare-and-swap of w failed). One is not enough: handles recorded by
-// several goroutines, each at times far apart, meet in a probe's window
-// now and then, and a cell given up is given up for good (2 goroutines
-// recording 1,000 handles in a scattered order, 10 million records each:
-// 39 handles gave their cells up at one probe, and 95 after five times
-// as many). The first sets ctlSuspect, which sends the handle's records
-// through recordInt until a probe decides; a probe that finds no other
-// recorder clears it. Cost: one compare-and-swap of a line the add just
-// took, every 64th record.
+// contended is the probe of st's own cell after an add left w there: see
+// twoStrikes.
 func (st *boundState) contended(w uint64) bool {
-	clean := st.own.CompareAndSwap(w, w)
+	return twoStrikes(&st.own, &st.ctl, w, ctlSuspect, ctlCourse, ownAttached)
+}
+
+// twoStrikes is the probe of an attached cell (a handle's or a map's)
+// after an add left w in it, every 64th record. It reports whether the
+// cell is shared by recorders on several cores: two probes in a row found
+// another recorder updated the cell since (a no-op compare-and-swap of w
+// failed). One is not enough: a cell recorded by several goroutines, each
+// at times far apart, meets another recorder in a probe's window now and
+// then, and a cell given up is given up for good (2 goroutines recording
+// 1,000 handles in a scattered order, 10 million records each: 39
+// handles gave their cells up at one probe, and 95 after five times as
+// many; at two, 1 and 2), and so is a striped series, whose stripes cost
+// a line a P. ctl is the cell's state word: suspect is its bit set at the
+// first strike and cleared by a probe that finds no other recorder; the
+// cell is attached while ctl&mask == attached (given up or revived
+// meanwhile: false). Cost: one compare-and-swap of the line the add just
+// took.
+func twoStrikes(cell, ctl *atomic.Uint64, w, suspect, mask, attached uint64) bool {
+	clean := cell.CompareAndSwap(w, w)
 	for {
-		f := st.ctl.Load()
+		f := ctl.Load()
 		switch {
-		case f&ctlCourse != ownAttached:
-			return false // given up meanwhile, or not attached
-		case clean && f&ctlSuspect == 0:
+		case f&mask != attached:
+			return false
+		case clean && f&suspect == 0:
 			return false
 		case clean:
-			if st.ctl.CompareAndSwap(f, f&^ctlSuspect) {
+			if ctl.CompareAndSwap(f, f&^suspect) {
 				return false
 			}
-		case f&ctlSuspect != 0:
+		case f&suspect != 0:
 			return true
-		case st.ctl.CompareAndSwap(f, f|ctlSuspect):
+		case ctl.CompareAndSwap(f, f|suspect):
 			return false
 		}
 	}

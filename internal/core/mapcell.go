@@ -46,8 +46,9 @@ import (
 //
 // A series takes at most maxBoundCells cells, handles' and maps'
 // together; past that, maps record through the series. Recorders on
-// several cores sharing a kept context give its cell up (the probe of
-// ownFinish) for the series, whose stripes keep them apart.
+// several cores sharing a kept context give its cell up (two probes of
+// ownFinish in a row, twoStrikes) for the series, whose stripes keep
+// them apart.
 //
 // Cost: 16 bytes a map (tag.New's context with 2 tags: 240 bytes, was
 // 224); on the record path of a root context one load and a compare or
@@ -63,9 +64,10 @@ type mapCell struct {
 	// tag is the cell's course. Its high 32 bits name the view it counts
 	// records of, or whose series the cell is attached to (mapCellView:
 	// the aggregator's slot + 1; 0 for none yet); bits 8-15 the cell's
-	// kind once attached; its low byte the state: mapCellNone (a tag of 0:
-	// a map that takes no cell, or gave it up), mapCellFree plus the
-	// records counted, mapCellTrying, mapCellAttached.
+	// kind once attached; bit 16 mapCellSuspect; its low byte the state:
+	// mapCellNone (a tag of 0: a map that takes no cell, or gave it up),
+	// mapCellFree plus the records counted, mapCellTrying,
+	// mapCellAttached.
 	tag atomic.Uint64
 }
 
@@ -76,6 +78,8 @@ const (
 	mapCellAttachAt = 3 // the records through the series that attach the cell
 	mapCellTrying   = mapCellFree + mapCellAttachAt
 	mapCellAttached = mapCellTrying + 1
+
+	mapCellSuspect = 1 << 16 // an attached cell's first strike (twoStrikes)
 )
 
 // mapCellView returns the high 32 bits of a tag naming a's view: its slot
@@ -165,9 +169,10 @@ func (m *TagMap) countOwn(a *Aggregator, t uint64) {
 //     its successor. A cell still sealed after that belongs to a freed
 //     series: given up, the map records through the series from then on.
 //   - An integer Sum's cell reached ±2^61: given up (it keeps its sum).
-//   - The probe (one add in 64) found another recorder updated the cell
-//     since: recorders on several cores share the map, and give the cell
-//     up for the series, whose stripes keep them apart.
+//   - The probe (one add in 64), and the one before it, found another
+//     recorder updated the cell since (twoStrikes): recorders on several
+//     cores share the map, and give the cell up for the series, whose
+//     stripes keep them apart.
 //
 //go:noinline
 func (m *TagMap) ownFinish(a *Aggregator, w uint64, v float64) {
@@ -179,7 +184,7 @@ func (m *TagMap) ownFinish(a *Aggregator, w uint64, v float64) {
 		}
 	case intSumFull(w):
 	default:
-		if m.own.w.CompareAndSwap(w, w) {
+		if !twoStrikes(&m.own.w, &m.own.tag, w, mapCellSuspect, 0xff, mapCellAttached) {
 			return
 		}
 	}

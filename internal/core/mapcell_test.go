@@ -161,6 +161,44 @@ func TestMapCellContendedConcurrentSafe(t *testing.T) {
 	}
 }
 
+// A kept context's cell is given up for contention as a handle's is
+// (twoStrikes): one probe that finds another recorder's update makes it
+// suspect, a clean probe clears that, two in a row give it up; every add
+// counts.
+func TestMapCellTwoStrikes(t *testing.T) {
+	ref, a, ctx, tm := mapCellSetup(t, KindCount, context.Background())
+	for range 4 {
+		RecordOne(ctx, ref, 1) // the third attaches, the fourth adds to the cell
+	}
+	if tm.own.tag.Load()&0xff != mapCellAttached || tm.own.w.Load() != 1 {
+		t.Fatalf("tag %#x, cell %d; want attached, 1", tm.own.tag.Load(), tm.own.w.Load())
+	}
+	contended := func() { // two adds; the other comes before the probe
+		w := tm.own.w.Add(1)
+		tm.own.w.Add(1)
+		tm.ownFinish(a, w, 1)
+	}
+	suspect := func() bool { return tm.own.tag.Load()&mapCellSuspect != 0 }
+	contended()
+	if tm.own.tag.Load()&0xff != mapCellAttached || !suspect() {
+		t.Errorf("after one contended probe: tag %#x; want attached, suspect", tm.own.tag.Load())
+	}
+	RecordOne(ctx, ref, 1) // a suspect cell still takes records
+	tm.ownFinish(a, tm.own.w.Add(1), 1)
+	if tm.own.tag.Load()&0xff != mapCellAttached || suspect() {
+		t.Errorf("after a clean probe: tag %#x; want attached, not suspect", tm.own.tag.Load())
+	}
+	contended()
+	contended()
+	if tm.own.tag.Load() != mapCellNone {
+		t.Errorf("after two contended probes in a row: tag %#x; want none", tm.own.tag.Load())
+	}
+	RecordOne(ctx, ref, 1) // through the series
+	if got := countOf(t, a); got != 4+2+1+1+4+1 {
+		t.Errorf("count %d; want %d", got, 4+2+1+1+4+1)
+	}
+}
+
 // A value an integer Sum's cell cannot take (not an integer) goes to the
 // series; the cell stays attached and both count.
 func TestMapCellIntSumFraction(t *testing.T) {
