@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"unsafe"
+
 	"github.com/zerostat/zerostat/internal/block"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/tag"
@@ -51,7 +53,15 @@ func (m *Int64Measure) Bind(tags *tag.Map) *Int64Handle {
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.
-func (h *Int64Handle) Record(v int64) { h.b.RecordInt(v) }
+func (h *Int64Handle) Record(v int64) { bound(unsafe.Pointer(h)).RecordInt(v) }
+
+// bound returns the Bound of h, an *Int64Handle or a *Float64Handle (its
+// first and only field), without loading from it: h.b's address would
+// make the caller test h for nil with a load of the handle's first byte
+// before the call, an instruction more on a record (BenchmarkScale, a
+// handle per series, 10k series: 10.47 -> 10.15 ns, n=8). A nil handle
+// still panics, at RecordInt's first load.
+func bound(h unsafe.Pointer) *core.Bound { return (*core.Bound)(h) }
 
 // Float64Handle is a Float64Measure bound to a tag set; see Int64Handle.
 type Float64Handle struct {
@@ -67,7 +77,7 @@ func (m *Float64Measure) Bind(tags *tag.Map) *Float64Handle {
 }
 
 // Record records v for the bound tags. See Int64Handle for its cost.
-func (h *Float64Handle) Record(v float64) { h.b.Record(v) }
+func (h *Float64Handle) Record(v float64) { bound(unsafe.Pointer(h)).Record(v) }
 
 // The blocks handles are allocated from (see Int64Measure.Bind).
 var (
