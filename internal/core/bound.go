@@ -14,10 +14,10 @@ import (
 // the measure's subscriber list changes (a view registered or unregistered,
 // possibly the same view again: a new Aggregator), detected by comparing
 // the list pointer on every record but RecordInt's fast path, which
-// compares the first state's ctl word with the epoch instead: every change
-// of any subscriber list moves the epoch on (Measure.setSubs), and the
-// next record checks the list again (recordInt). Each slot caches the series of one
-// aggregator for these tags; it is filled on first use, and re-pointed by
+// compares the first state's ctl word with the epoch instead: every
+// change of any subscriber list moves the epoch on (Measure.setSubs), and
+// the next record checks the list again (recordInt). Each slot caches the
+// series of one aggregator for these tags; it is filled on first use, and re-pointed by
 // Series.add when the series it held was evicted and freed (the record goes
 // to the revived series or its successor, as through a TagMap cache).
 // Racing rebinds each install a valid state; the slots are caches only, so
