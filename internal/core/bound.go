@@ -17,9 +17,10 @@ import (
 // compares the first state's ctl word with the epoch instead: every
 // change of any subscriber list moves the epoch on (Measure.setSubs), and
 // the next record checks the list again (recordInt). Each slot caches the
-// series of one aggregator for these tags; it is filled on first use, and re-pointed by
-// Series.add when the series it held was evicted and freed (the record goes
-// to the revived series or its successor, as through a TagMap cache).
+// series of one aggregator for these tags; it is filled on first use, and
+// re-pointed by Series.add when the series it held was evicted and freed
+// (the record goes to the revived series or its successor, as through a
+// TagMap cache).
 // Racing rebinds each install a valid state; the slots are caches only, so
 // a record through a discarded state still reaches the right series. Safe
 // for concurrent use; records never lock unless they create a series.
