@@ -15,9 +15,9 @@ import (
 // Bind (and a view unregistered and registered again).
 //
 // Cost: for the one view of a Count or a Sum (an integer under 2^31),
-// Record is one load of the handle's state word, two compares with a
-// word shared by every handle (which changes when views are registered or
-// unregistered), and one atomic add, in the handle's own 64-byte cache
+// Record is one load of the handle's state word, a compare or two with
+// words shared by every handle (which change when views are registered
+// or unregistered), and one atomic add, in the handle's own 64-byte cache
 // line: the handle keeps a cell of its own, which its series counts.
 // Otherwise it is, per view, the load of the series the handle resolved
 // and its update. No context lookup, no hashing, no allocation. The first
@@ -26,9 +26,9 @@ import (
 // series as Record does. Safe for concurrent use; goroutines recording
 // through one handle at once give its cell up, once two probes in a row
 // (one record in 64 probes) find them contending, for per-P cells of the
-// series. A series counts the cells of
-// up to 4 handles; more handles of the same tags record through the
-// series. A handle stays reachable while its series lives.
+// series. A series counts the cells of up to 4 handles; more handles of
+// the same tags record through the series. A handle stays reachable while
+// its series lives.
 //
 // Keep a handle for each tag combination that is hot and fixed (a route
 // and method known at start-up); for tags that vary per request, Record
@@ -58,9 +58,9 @@ func (h *Int64Handle) Record(v int64) { bound(unsafe.Pointer(h)).RecordInt(v) }
 // bound returns the Bound of h, an *Int64Handle or a *Float64Handle (its
 // first and only field), without loading from it: h.b's address would
 // make the caller test h for nil with a load of the handle's first byte
-// before the call, an instruction more on a record (BenchmarkScale, a
-// handle per series, 10k series: 10.47 -> 10.15 ns, n=8). A nil handle
-// still panics, at RecordInt's first load.
+// before the call, an instruction more on a record (a scratch benchmark
+// of 10,000 handles recorded in a scattered order: 10.47 -> 10.15 ns,
+// n=8). A nil handle still panics, at RecordInt's first load.
 func bound(h unsafe.Pointer) *core.Bound { return (*core.Bound)(h) }
 
 // Float64Handle is a Float64Measure bound to a tag set; see Int64Handle.

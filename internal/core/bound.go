@@ -226,11 +226,11 @@ func (b *Bound) Record(v float64) {
 // add's address, and what decides whether it is taken, need no other
 // field of the handle: at 10,000 live handles recorded in a scattered
 // order, where the handle's line comes from L3, each instruction before
-// the add counted (scratch benchmarks, 10,000 handles: an add alone
-// 9.5-10.7 ns; with one word of the line read and compared 10.9-12.1;
-// with the checks of the state, the subscriber list and the kind
-// 13.4-13.9). Not inlined (a call costs 57 of the inliner's budget of
-// 80).
+// the add counted (scratch benchmarks, 10,000 handles, five runs: an add
+// and the test of its result alone 9.5-11.1 ns; with one word of the
+// line read and compared before it 10.9-12.4; with the checks of the
+// state, the subscriber list and the kind 13.4-13.9). Not inlined (a call
+// costs 57 of the inliner's budget of 80).
 func (b *Bound) RecordInt(v int64) {
 	var d uint64
 	switch b.first.ctl.Load() {
@@ -373,10 +373,10 @@ func (st *boundState) contended(w uint64) bool {
 // failed). One is not enough: a cell recorded by several goroutines, each
 // at times far apart, meets another recorder in a probe's window now and
 // then, and a cell given up is given up for good (2 goroutines recording
-// 1,000 handles in a scattered order, 10 million records each: 39
-// handles gave their cells up at one probe, and 95 after five times as
-// many; at two, 1 and 2), and so is a striped series, whose stripes cost
-// a line a P. ctl is the cell's state word: suspect is its bit set at the
+// 1,000 handles in a scattered order, 5 million records each: 8 to 39
+// handles gave their cells up at one strike, 41 to 95 after five such
+// rounds; at two, 0 to 1 and 2), and so is a striped series, whose
+// stripes cost a line a P. ctl is the cell's state word: suspect is its bit set at the
 // first strike and cleared by a probe that finds no other recorder; the
 // cell is attached while ctl&mask == attached (given up or revived
 // meanwhile: false). Cost: one compare-and-swap of the line the add just
