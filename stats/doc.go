@@ -39,10 +39,13 @@
 // # Handles
 //
 // Int64Measure.Bind and Float64Measure.Bind resolve a measure and a tag set
-// once, like Prometheus's WithLabelValues child: the handle's Record is two
-// atomic loads and the series update per view (one inlined atomic add for
-// Count and an Int64 Sum, compare-and-swap for a float Sum), with the rows
-// Record would produce.
+// once, like Prometheus's WithLabelValues child, with the rows Record
+// would produce. For the one view of a Count or an Int64 Sum, the
+// handle's Record loads one word of the handle, compares it with a word
+// shared by every handle, and adds to a cell in the handle's own cache
+// line, which the series counts; otherwise it is, per view, a load of the
+// series the handle resolved and its update (compare-and-swap for a float
+// Sum).
 // A handle follows view changes (a view registered later, or unregistered
 // and registered again) and eviction (a freed series' successor).
 //
