@@ -87,9 +87,13 @@ const (
 // both words, one compare each and no arithmetic. The epoch starts at
 // epochStep, so that ctl's epoch 0 (a state never stamped) never matches.
 // Read once per handle record, written once per view registration: its
-// line stays in every core's cache.
+// line stays in every core's cache, a line of its own (the padding): the
+// linker put the two words beside net's DNS wait group and the runtime's
+// poll cache, whose writes would take the line from every core.
 var epochs struct {
+	_          [64]byte
 	sum, count atomic.Uint64
+	_          [48]byte
 }
 
 const epochStep = 16

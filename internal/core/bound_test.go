@@ -316,6 +316,12 @@ func TestBoundLayout(t *testing.T) {
 	if size := unsafe.Sizeof(b); size != want {
 		t.Errorf("Bound is %d bytes; want %d (one line on 64-bit platforms, with its first state)", size, want)
 	}
+	// The epoch's words have their cache line to themselves.
+	start, end := uintptr(unsafe.Pointer(&epochs)), uintptr(unsafe.Pointer(&epochs))+unsafe.Sizeof(epochs)
+	line := uintptr(unsafe.Pointer(&epochs.sum)) &^ 63
+	if line < start || line+64 > end || uintptr(unsafe.Pointer(&epochs.count))+8 > line+64 {
+		t.Errorf("the epoch's line [%#x, %#x) is not inside its padding [%#x, %#x)", line, line+64, start, end)
+	}
 	m := MeasureFor("bound/layout", "", "")
 	b.Init(m, nil)
 	if b.st.Load() != &b.first {
