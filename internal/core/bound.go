@@ -339,7 +339,7 @@ func (b *Bound) recordInt(v int64) {
 //   - An integer Sum's cell reached ±2^61: given up (it keeps its sum;
 //     later records go to the series, which stripes to floats).
 //   - The probe (one add in 64): when it and the probe before it found
-//     another recorder updated the cell since (contended), recorders on
+//     another recorder updated the cell since (twoStrikes), recorders on
 //     several cores share the handle, and give the cell up for the
 //     series, whose stripes keep them apart.
 //
@@ -358,17 +358,11 @@ func (b *Bound) ownFinish(st *boundState, w uint64, v float64) {
 		return
 	case intSumFull(w):
 	default:
-		if !st.contended(w) {
+		if !twoStrikes(&st.own, &st.ctl, w, ctlSuspect, ctlCourse, ownAttached) {
 			return
 		}
 	}
 	st.ctl.Store(ownDone)
-}
-
-// contended is the probe of st's own cell after an add left w there: see
-// twoStrikes.
-func (st *boundState) contended(w uint64) bool {
-	return twoStrikes(&st.own, &st.ctl, w, ctlSuspect, ctlCourse, ownAttached)
 }
 
 // twoStrikes is the probe of an attached cell (a handle's or a map's)

@@ -210,15 +210,7 @@ func TestNonFiniteRecordDistNDelta(t *testing.T) {
 	a := core.NewAggregator(core.KindDistribution, nil, []float64{2.5}, 0)
 	tr := NewTracker(0)
 	b := make([]int64, 2)
-	read := func() core.DistStats {
-		tr.Begin()
-		st := tr.View(a)
-		var v Values
-		Read(core.KindDistribution, a.AppendSeries(nil)[0], st, b, &v)
-		st.Done()
-		tr.End()
-		return v.Dist
-	}
+	read := func() core.DistStats { return readDistInterval(t, tr, a, b).Dist }
 	a.RecordDistN(nil, 1, 2)
 	a.RecordDistN(nil, math.Inf(-1), 3)
 	if d := read(); d.Count != 5 || !math.IsInf(d.Sum, -1) || fmt.Sprint(b) != "[5 0]" || !math.IsInf(d.Min, -1) {

@@ -167,15 +167,7 @@ func TestDeltaDistributionAfterClose(t *testing.T) {
 	a := core.NewAggregator(core.KindDistribution, nil, []float64{10}, 0)
 	tr := NewTracker(0)
 	buf := make([]int64, 2)
-	read := func() Values {
-		tr.Begin()
-		st := tr.View(a)
-		var v Values
-		Read(core.KindDistribution, a.AppendSeries(nil)[0], st, buf, &v)
-		st.Done()
-		tr.End()
-		return v
-	}
+	read := func() Values { return readDistInterval(t, tr, a, buf) }
 	a.RecordTags(nil, 1)
 	read()
 	for round, vs := range [][]float64{{2, 4, 9}, {3, 5}, {7, 8, 20}} {
