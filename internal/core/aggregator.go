@@ -295,8 +295,13 @@ func (a *Aggregator) Detach() {
 	a.sealed, a.marks = nil, nil
 	a.nsealed.Store(0)
 	a.mu.Unlock()
-	// Detached: nothing frees these series any more (Sweep stops), and
-	// gone keeps them reachable until their cleanups are in place.
+	// Detached: no cell is attached any more (attachCell checks under
+	// a.mu), and no series keeps its handles' and maps' cells.
+	for _, s := range gone {
+		s.boundCells().release(false)
+	}
+	// Nothing frees these series any more (Sweep stops), and gone keeps
+	// them reachable until their cleanups are in place.
 	releaseAllOnceUnreachable(gone, nextID)
 }
 

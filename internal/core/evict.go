@@ -170,6 +170,7 @@ func (a *Aggregator) Sweep() {
 // arranges the release of its values (releaseAllOnceUnreachable).
 func (a *Aggregator) free(s *Series, ss *sealState) {
 	ss.freed.Store(true)
+	s.boundCells().release(true) // the handles and maps it kept (boundcell.go)
 	a.table.Load().remove(s)
 	a.tombs++
 	a.setID(s.id, nil)
