@@ -376,11 +376,18 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	p.rejectedRun = false
 	c.err, c.blocked = p.flush(ctx)
 	reader := p.reader.Load()
-	var retired uint64
+	var ticket core.Ticket
 	if reader != nil {
-		retired = reader.Seq() // the views unregistered so far are in what produce reads
+		ticket = reader.Ticket() // the views unregistered and registered so far are in what produce reads
 	}
 	perr := produce(c)
+	if reader != nil {
+		// Read, delivered or not: another exporter may free the series
+		// it evicts (core.ExportReader.Read). Also when produce stopped
+		// early, on a request the pipeline dropped: an exporter that
+		// keeps failing must not hold every view's eviction.
+		reader.Read(ticket)
+	}
 	err := c.err
 	*c = Cycle{} // keep no context past the export
 	if err == nil {
@@ -400,7 +407,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 		return err
 	}
 	if reader != nil {
-		reader.Ack(retired)
+		reader.Ack(ticket)
 	}
 	p.lastSuccess.Store(began.UnixNano())
 	switch {

@@ -46,6 +46,10 @@ type Aggregator struct {
 	// own cell, mapcell.go): set with kind and intSum, before publication.
 	cellK uint32
 	start time.Time // registration time
+	// pubSeq is the registration's seq (regSeq) once AddView published
+	// it, 0 before: Sweep frees no series of it before every export
+	// reader has read the views registered up to it (retire.go).
+	pubSeq atomic.Uint64
 
 	table atomic.Pointer[seriesTable]
 	// byID lists the table's series by ID (nil: a free ID), written under

@@ -133,7 +133,9 @@ func (a *Aggregator) Sweep() {
 		return
 	}
 	a.mu.Lock()
-	if a.detached.Load() {
+	if a.detached.Load() || a.pubSeq.Load() > readSeen.Load() {
+		// Detached, or an export reader has not read the view yet
+		// (retire.go): it must read the series before they go.
 		a.mu.Unlock()
 		return
 	}

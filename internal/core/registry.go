@@ -64,8 +64,15 @@ func AddView(v *View) {
 	defer regMu.Unlock()
 	next := append(slices.Clone(Views()), v)
 	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
+	seq := regSeq.Load() + 1
+	if v.Agg.pubSeq.Load() == 0 {
+		v.Agg.pubSeq.Store(seq) // before its series can be sealed: see Sweep
+	}
 	registry.Store(&next)
-	dropRetiring(v.Name) // and publishes ExportViews
+	// A retiring view of v's name stays: each export reader exports it
+	// before v (see retire.go).
+	publishExportViews(next)
+	regSeq.Store(seq) // after: see ExportReader.Ticket
 }
 
 // internView interns v's names and keys (counted: see RemoveView).
@@ -110,8 +117,7 @@ func RemoveView(v *View) {
 	}
 	cur := before[i]
 	next := slices.Delete(slices.Clone(before), i, i+1)
-	registry.Store(&next)
-	retire(cur) // for the push exporters (see retire.go); publishes ExportViews
+	retire(cur, next) // for the push exporters (see retire.go); publishes ExportViews, then next
 	releaseViewOnceUnreachable(cur)
 }
 
@@ -185,7 +191,7 @@ func replaceView(a *Aggregator, next *View) bool {
 	swapped := slices.Clone(views)
 	swapped[i] = next
 	registry.Store(&swapped)
-	publishExportViews()
+	publishExportViews(swapped)
 	return true
 }
 

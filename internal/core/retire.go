@@ -1,6 +1,8 @@
 package core
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -25,10 +27,29 @@ import (
 // Overflow then return.) It then goes, and a delta reader forgets it, a
 // remote-write writer marks its series stale, as for any view that went.
 //
-// A view registered under the name of a retiring view takes its place:
-// the retiring view is dropped, so that a payload never holds two views of
-// one name (its tail since the last export is then lost to readers that
-// had not exported it). Guarded by regMu; ExportViews is one atomic load.
+// RemoveView publishes the export set holding the view as retiring before
+// the registry without it, so an export always finds the view, registered
+// or retiring. (Before, an export in between found it in neither: a delta
+// reader forgot its state for the view, and its final read then sent the
+// view's whole total again.)
+//
+// A view registered under the name of a view still retiring for r does not
+// replace it. A payload holds one view of a name, so r's exports hold the
+// oldest of them r has not acknowledged; the others, the registered one and
+// any retired since, wait for the exports after it (Ack acknowledges none
+// of them). Nothing recorded is lost: the new registration is a new set of
+// series with its own start, which the export after the retiring view's
+// last one reads whole. A service that registers its views again on a
+// configuration reload loses none of their last interval. (Before, the new
+// registration dropped the retiring view, and with it up to an interval of
+// records for every exporter that had not read it yet.)
+//
+// Registrations hold eviction likewise (Sweep): a series of a view
+// registered after an export reader last read the views is not freed
+// before that reader has read the view once (ExportReader.Read), so that a
+// slower exporter, or one whose export holds the view back for a retiring
+// one, still reads every series another exporter evicts. Guarded by regMu;
+// ExportViews is one atomic load while no view is retiring.
 
 type finalSeries struct {
 	series   []*Series
@@ -58,36 +79,53 @@ func forget(gone []retiringView) {
 }
 
 // ExportReader is a push exporter's registration (see the top of this
-// file): Seq before an export reads ExportViews, Ack(seq) after that
-// export succeeded.
+// file): Ticket before an export reads ExportViews, Read(t) once it has
+// read them, Ack(t) once it delivered them.
 type ExportReader struct {
-	acked atomic.Uint64
+	acked atomic.Uint64 // the retirements it has exported (retireSeq)
+	seen  atomic.Uint64 // the registrations it has read (regSeq)
 }
+
+// Ticket is what an export's Read and Ack say it read: the views retired
+// and registered before it began (ExportReader.Ticket).
+type Ticket struct{ retire, reg uint64 }
 
 type retiringView struct {
 	v   *View
 	seq uint64
 }
 
-// exportSet is the registered views and the retiring ones, by name, with
-// each retiring view's seq (0 for a registered view).
+// exportSet is the registered views and the retiring ones by name, a
+// name's retiring views by seq and its registered view last, with each
+// retiring view's seq (0 for a registered view); shared says whether two
+// of them have one name.
 type exportSet struct {
-	views []*View
-	seqs  []uint64
+	views  []*View
+	seqs   []uint64
+	shared bool
 }
 
 var (
 	exportViews atomic.Pointer[exportSet] // nil: no view is retiring
 	retireSeq   atomic.Uint64             // the seq of the last retirement
-	retiring    []retiringView            // guarded by regMu
+	retiring    []retiringView            // guarded by regMu, in retirement order
 	readers     = map[*ExportReader]struct{}{}
+	// regSeq is the seq of the last registration (AddView), stored once
+	// it is published. readSeen is the least seq up to which every export
+	// reader has read the views registered (ExportReader.seen; MaxUint64
+	// with no reader), which Sweep compares with an aggregator's pubSeq.
+	regSeq   atomic.Uint64
+	readSeen atomic.Uint64
 )
+
+func init() { readSeen.Store(math.MaxUint64) }
 
 // ExportViews returns what r exports (see the top of this file): the
 // registered views, and the retiring ones r has not acknowledged, sorted
-// by name; nil r: the registered views only. The caller must not modify
-// the slice. Cost: one atomic load while no view is retiring; while one
-// is, a filtered copy when r has acknowledged some (an allocation).
+// by name, one view a name (the oldest r has not exported); nil r: the
+// registered views only. The caller must not modify the slice. Cost: one
+// atomic load while no view is retiring; while one is, a filtered copy
+// when r has acknowledged some or a name is shared (an allocation).
 func ExportViews(r *ExportReader) []*View {
 	set := exportViews.Load()
 	if r == nil || set == nil {
@@ -100,27 +138,33 @@ func ExportViews(r *ExportReader) []*View {
 			n++
 		}
 	}
-	if n == 0 {
+	if n == 0 && !set.shared {
 		return set.views
 	}
 	out := make([]*View, 0, len(set.views)-n)
 	for i, v := range set.views {
-		if q := set.seqs[i]; q == 0 || q > acked {
-			out = append(out, v)
+		if q := set.seqs[i]; q != 0 && q <= acked {
+			continue // exported
 		}
+		if k := len(out); k > 0 && out[k-1].Name == v.Name {
+			continue // waits for the export after the one that holds out[k-1]
+		}
+		out = append(out, v)
 	}
 	return out
 }
 
 // AddExportReader registers a push exporter: views retiring from now on
 // stay in ExportViews until it has acknowledged an export that read them
-// (or is removed). Set-up cost; safe for concurrent use.
+// (or is removed), and series sealed from now on are freed only once it
+// has read their views (Read). Set-up cost; safe for concurrent use.
 func AddExportReader() *ExportReader {
 	regMu.Lock()
 	defer regMu.Unlock()
 	r := &ExportReader{}
 	r.acked.Store(retireSeq.Load())
-	readers[r] = struct{}{}
+	readers[r] = struct{}{} // seen 0: it has read no view yet
+	updateReadSeen()
 	return r
 }
 
@@ -131,54 +175,129 @@ func RemoveExportReader(r *ExportReader) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	delete(readers, r)
+	updateReadSeen()
 	pruneRetiring()
 }
 
-// Seq returns what to pass to Ack once an export that reads ExportViews
-// after this call has succeeded. One atomic load.
-func (r *ExportReader) Seq() uint64 { return retireSeq.Load() }
+// Ticket returns what to pass to Read and Ack once an export that reads
+// ExportViews after this call has read them (Read) and delivered them
+// (Ack). Two atomic loads.
+func (r *ExportReader) Ticket() Ticket {
+	// regSeq first: the predecessor of a view registered before this load
+	// retired before the next one, so an export that holds the view back
+	// for its predecessor finds the predecessor within t.retire.
+	reg := regSeq.Load()
+	return Ticket{retire: retireSeq.Load(), reg: reg}
+}
 
-// Ack records that r exported every view retired up to seq, dropping
-// those every reader has. Cost: one atomic load when nothing retired since
-// r's last Ack (no lock).
-func (r *ExportReader) Ack(seq uint64) {
-	if r.acked.Load() >= seq {
+// Read records that an export that took t (Ticket) before it began has
+// read every view ExportViews gave it, whether or not it delivered them:
+// the series of those registered up to t may be freed once evicted
+// (Sweep). Cost: one atomic load when no view was registered since r's
+// last Read (no lock).
+func (r *ExportReader) Read(t Ticket) {
+	if r.seen.Load() >= t.reg {
 		return
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
-	r.acked.Store(seq)
-	pruneRetiring()
+	r.markRead(t)
 }
 
-// retire keeps v, just removed from the registry, for the export readers,
-// if any, and publishes ExportViews. Called under regMu.
+// Ack records that r delivered an export that took t before it began
+// (and read it: Read): the views retired up to t that the export held
+// are dropped once every reader has delivered them. A retiring view the
+// export held back (its name shared with an older one: see the top of
+// this file) stays. Cost: one atomic load when nothing retired or was
+// registered since r's last Ack (no lock).
+func (r *ExportReader) Ack(t Ticket) {
+	if r.acked.Load() >= t.retire && r.seen.Load() >= t.reg {
+		return
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	r.markRead(t)
+	acked := r.acked.Load()
+	upTo := t.retire
+	for i, v := range retiring {
+		if v.seq <= acked || v.seq > upTo {
+			continue
+		}
+		// A later view of v's name retired up to t was held back from the
+		// export that held v.
+		for _, w := range retiring[i+1:] {
+			if w.v.Name == v.v.Name && w.seq <= upTo {
+				upTo = w.seq - 1
+				break
+			}
+		}
+	}
+	if upTo > acked {
+		r.acked.Store(upTo)
+		pruneRetiring()
+	}
+}
+
+// markRead is Read under regMu: r has read the views registered up to
+// t.reg, but for those ExportViews held back for a retiring view of their
+// name that r had not acknowledged (which retired within t.retire: see
+// Ticket).
+func (r *ExportReader) markRead(t Ticket) {
+	acked, seen := r.acked.Load(), r.seen.Load()
+	upTo := t.reg
+	for _, v := range Views() {
+		if p := v.Agg.pubSeq.Load(); p <= seen || p > upTo {
+			continue
+		}
+		if slices.ContainsFunc(retiring, func(w retiringView) bool { return w.seq > acked && w.v.Name == v.Name }) {
+			upTo = v.Agg.pubSeq.Load() - 1
+		}
+	}
+	if upTo > seen {
+		r.seen.Store(upTo)
+		updateReadSeen()
+	}
+}
+
+// updateReadSeen recomputes readSeen. Called under regMu.
+func updateReadSeen() {
+	least := uint64(math.MaxUint64)
+	for r := range readers {
+		least = min(least, r.seen.Load())
+	}
+	readSeen.Store(least)
+}
+
+// retire keeps v, being removed from the registry (next: the registry
+// without it), for the export readers, if any, and publishes ExportViews
+// and then next. Called under regMu.
 //
-// The new seq is stored after the views holding v are published: an
-// export that read it (ExportReader.Seq, before it reads ExportViews)
-// reads v, and so may acknowledge it. Stored first, an export could read
-// the seq, then the views published before v retired, and acknowledge v
-// without having sent it.
-func retire(v *View) {
+// The export set is published first, with v retiring, and the registry
+// without v after: an export always finds v, registered (in Views, for a
+// reader while no view is retiring) or retiring. The new seq is stored
+// after both: an export that read it (Ticket, before it reads ExportViews)
+// reads v as retiring, and so may acknowledge it. Stored first, an export
+// could read the seq, then the views published before v retired, and
+// acknowledge v without having sent it.
+func retire(v *View, next []*View) {
 	if len(readers) == 0 {
-		publishExportViews()
+		publishExportViews(next)
+		registry.Store(&next)
 		return
 	}
 	seq := retireSeq.Load() + 1
 	retiring = append(retiring, retiringView{v: v, seq: seq})
-	publishExportViews()
+	publishExportViews(next)
+	if retireHook != nil {
+		retireHook(v)
+	}
+	registry.Store(&next)
 	retireSeq.Store(seq)
 }
 
-// dropRetiring drops the retiring view named name, for a view registered
-// under it. Called under regMu.
-func dropRetiring(name string) {
-	if i := slices.IndexFunc(retiring, func(r retiringView) bool { return r.v.Name == name }); i >= 0 {
-		forget(retiring[i : i+1])
-		retiring = slices.Delete(retiring, i, i+1)
-	}
-	publishExportViews()
-}
+// retireHook, when set (tests), runs in retire between the publication of
+// the export set and that of the registry.
+var retireHook func(v *View)
 
 // pruneRetiring drops the retiring views every reader has read. Called
 // under regMu.
@@ -200,31 +319,41 @@ func pruneRetiring() {
 	}
 	clear(retiring[len(keep):])
 	retiring = keep
-	publishExportViews()
+	publishExportViews(Views())
 }
 
-// publishExportViews publishes ExportViews after a change of the registry
-// or of the retiring views. Called under regMu.
-func publishExportViews() {
+// publishExportViews publishes ExportViews for views, the registry as it
+// is or is about to be published, and the retiring views. Called under
+// regMu.
+func publishExportViews(views []*View) {
 	if len(retiring) == 0 {
 		exportViews.Store(nil)
 		return
 	}
 	type entry struct {
 		v   *View
-		seq uint64
+		seq uint64 // MaxUint64: registered, after the name's retiring views
 	}
 	var all []entry
-	for _, v := range Views() {
-		all = append(all, entry{v, 0})
+	for _, v := range views {
+		all = append(all, entry{v, math.MaxUint64})
 	}
 	for _, r := range retiring {
 		all = append(all, entry{r.v, r.seq})
 	}
-	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.v.Name, b.v.Name) })
+	slices.SortFunc(all, func(a, b entry) int {
+		if c := strings.Compare(a.v.Name, b.v.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 	set := &exportSet{views: make([]*View, len(all)), seqs: make([]uint64, len(all))}
 	for i, e := range all {
-		set.views[i], set.seqs[i] = e.v, e.seq
+		set.views[i] = e.v
+		if e.seq != math.MaxUint64 {
+			set.seqs[i] = e.seq
+		}
+		set.shared = set.shared || i > 0 && all[i-1].v.Name == e.v.Name
 	}
 	exportViews.Store(set)
 }

@@ -37,7 +37,7 @@ func TestRetiringViews(t *testing.T) {
 	defer RemoveExportReader(r1)
 	defer RemoveExportReader(r2)
 	v = newView("retire/two")
-	s1, s2 := r1.Seq(), r2.Seq()
+	s1, s2 := r1.Ticket(), r2.Ticket()
 	RemoveView(v)
 	v.Agg.Detach()
 	late := AddExportReader()
@@ -55,12 +55,12 @@ func TestRetiringViews(t *testing.T) {
 	if !inExport(r1, v) {
 		t.Fatal("the view left r1's exports before an export that read it")
 	}
-	r1.Ack(r1.Seq())
+	r1.Ack(r1.Ticket())
 	if inExport(r1, v) || !inExport(r2, v) {
 		t.Fatal("after r1 exported it: want it in r2's exports only, once in r1's")
 	}
 	r2.Ack(s2)
-	r2.Ack(r2.Seq())
+	r2.Ack(r2.Ticket())
 	if inExport(r2, v) {
 		t.Fatal("the view is still exported after every reader read it")
 	}
@@ -68,13 +68,23 @@ func TestRetiringViews(t *testing.T) {
 		t.Fatalf("after its last export the aggregator keeps %d series, overflow %v; want none", len(ss), v.Agg.Overflow())
 	}
 
-	// A new view of a retiring view's name replaces it.
+	// A new view of a retiring view's name waits for it: each reader's
+	// next export holds the retiring view, the one after it the new one.
 	old := newView("retire/name")
 	RemoveView(old)
 	old.Agg.Detach()
 	nv := newView("retire/name")
-	if inExport(r1, old) || !inExport(r1, nv) || old.Agg.final.Load() != nil {
-		t.Fatal("a view registered under a retiring view's name did not replace it")
+	if !inExport(r1, old) || inExport(r1, nv) || old.Agg.final.Load() == nil {
+		t.Fatal("a view registered under a retiring view's name: want the retiring view exported first, the new one held back")
+	}
+	r1.Ack(r1.Ticket())
+	if inExport(r1, old) || !inExport(r1, nv) || !inExport(r2, old) || inExport(r2, nv) {
+		t.Fatal("after r1 exported the retiring view: want the new one in r1's exports, the retiring one still in r2's")
+	}
+	r2.Ack(r2.Ticket())
+	late.Ack(late.Ticket())
+	if !inExport(r2, nv) || old.Agg.final.Load() != nil {
+		t.Fatal("after every reader exported the retiring view: want it gone, the new one exported")
 	}
 	RemoveView(nv)
 	nv.Agg.Detach()
@@ -84,5 +94,95 @@ func TestRetiringViews(t *testing.T) {
 	RemoveExportReader(late)
 	if inExport(r1, nv) || nv.Agg.final.Load() != nil {
 		t.Fatal("a retiring view outlived its readers")
+	}
+}
+
+// TestRetiringViewsOfOneName: a view unregistered and registered again
+// twice before a reader exports: the reader's exports hold one view of the
+// name each, oldest first, and an acknowledgement covers only the view
+// the export held, never one it held back.
+func TestRetiringViewsOfOneName(t *testing.T) {
+	r := AddExportReader()
+	defer RemoveExportReader(r)
+	mk := func() *View {
+		a := NewAggregator(KindCount, nil, nil, 0)
+		v := &View{Name: "retire/again", Agg: a}
+		AddView(v)
+		return v
+	}
+	v1 := mk()
+	RemoveView(v1)
+	v1.Agg.Detach()
+	v2 := mk()
+	RemoveView(v2)
+	v2.Agg.Detach()
+	v3 := mk()
+	defer func() { RemoveView(v3); v3.Agg.Detach() }()
+	for i, want := range []*View{v1, v2, v3, v3} {
+		tk := r.Ticket()
+		var got []*View
+		for _, v := range ExportViews(r) {
+			if v.Name == "retire/again" {
+				got = append(got, v)
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("export %d holds %d views of the name (%v); want exactly the %d-th registration", i, len(got), got, min(i, 2)+1)
+		}
+		r.Read(tk)
+		if w := v3.Agg.pubSeq.Load(); (r.seen.Load() >= w) != (i >= 2) {
+			t.Fatalf("export %d: read up to %d, the registered view's seq %d: want it read from the export that holds it", i, r.seen.Load(), w)
+		}
+		r.Ack(tk)
+	}
+}
+
+// TestRemoveViewAlwaysExported: at every point of RemoveView, an export
+// reader finds the view, registered or retiring (retireHook runs between
+// the two publications).
+func TestRemoveViewAlwaysExported(t *testing.T) {
+	r := AddExportReader()
+	defer RemoveExportReader(r)
+	v := &View{Name: "retire/window", Agg: NewAggregator(KindCount, nil, nil, 0)}
+	AddView(v)
+	seen := false
+	retireHook = func(got *View) {
+		seen = true
+		if got != v || !inExport(r, v) {
+			t.Error("between the two publications an export does not find the view")
+		}
+	}
+	defer func() { retireHook = nil }()
+	RemoveView(v)
+	v.Agg.Detach()
+	if !seen || !inExport(r, v) {
+		t.Fatalf("hook ran %v; after RemoveView the view is exported %v", seen, inExport(r, v))
+	}
+	r.Ack(r.Ticket())
+}
+
+// TestSweepWaitsForExportReaders: a series evicted by one delta reader is
+// not freed while an export reader has not read its view since it was
+// registered (a slower exporter, or one holding the view back), and is
+// once it has.
+func TestSweepWaitsForExportReaders(t *testing.T) {
+	slow := AddExportReader()
+	defer RemoveExportReader(slow)
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	v := &View{Name: "retire/hold", Keys: []string{"k"}, Agg: a}
+	AddView(v)
+	defer func() { RemoveView(v); a.Detach() }()
+	mark := a.AddReader()
+	a.RecordTags(tagsOf("k", "x"), 1)
+	a.AppendSeries(nil)[0].Evict()
+	mark.Ack(a.SealSeq())
+	a.Sweep()
+	if a.Len() != 1 {
+		t.Fatal("a series was freed before an export reader read its view")
+	}
+	slow.Read(slow.Ticket())
+	a.Sweep()
+	if a.Len() != 0 {
+		t.Fatalf("%d series left after every reader read the view and acknowledged the seal", a.Len())
 	}
 }
