@@ -199,18 +199,7 @@ func TestUnregisterRacingExportsExact(t *testing.T) {
 		if err := r.e.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]uint64{}
-		for _, p := range r.c.payloads {
-			for _, w := range p.Views {
-				for _, row := range w.Rows {
-					if r.temp == Delta {
-						got[w.Name] += row.Count
-					} else {
-						got[w.Name] = row.Count
-					}
-				}
-			}
-		}
+		got := viewCounts(r.c.payloads, r.temp)
 		for i := range views {
 			if name := fmt.Sprintf("unreg_exact/v%d", i); got[name] != records {
 				t.Errorf("%v: %s: the backend got %d of %d records", r.temp, name, got[name], records)
@@ -310,4 +299,23 @@ func TestReregisteredViewKeepsTail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// viewCounts returns what payloads delivered of each view of one row (a
+// Count without keys): the sum of the intervals in delta, the last total
+// in cumulative.
+func viewCounts(payloads []*wire.Payload, temp wire.Temporality) map[string]uint64 {
+	got := map[string]uint64{}
+	for _, p := range payloads {
+		for _, w := range p.Views {
+			for _, row := range w.Rows {
+				if temp == Delta {
+					got[w.Name] += row.Count
+				} else {
+					got[w.Name] = row.Count
+				}
+			}
+		}
+	}
+	return got
 }

@@ -125,18 +125,7 @@ func TestUnregisterTailWhileExporting(t *testing.T) {
 		if err := e.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]uint64{}
-		for _, p := range c.payloads {
-			for _, w := range p.Views {
-				for _, r := range w.Rows {
-					if temp == Delta {
-						got[w.Name] += r.Count
-					} else {
-						got[w.Name] = r.Count
-					}
-				}
-			}
-		}
+		got := viewCounts(c.payloads, temp)
 		for i := range views {
 			if name := fmt.Sprintf("unreg_race/%v/v%d", temp, i); got[name] != records {
 				t.Errorf("%v: %s: the backend got %d of %d records", temp, name, got[name], records)

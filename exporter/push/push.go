@@ -239,8 +239,11 @@ func (p *Pipeline) Config() Config { return p.cfg }
 //
 // From Start to Stop, a view unregistered between two exports stays in
 // what the next export reads (core.ExportViews), with its final values:
-// what it recorded since the last export is not lost. An exporter that is
-// not started reads the registered views only.
+// what it recorded since the last export is not lost (a view registered
+// again under its name meanwhile waits for the export after). A series
+// another exporter evicts is freed only after this one's next export has
+// read it sealed. An exporter that is not started reads the registered
+// views only.
 func (p *Pipeline) Start(export func(context.Context) error) {
 	p.mu.Lock()
 	if p.reader.Load() == nil {

@@ -23,14 +23,18 @@ import (
 //     against the cardinality limit, and its ID is reused with the next
 //     generation. A later record of the same tags creates a new series.
 //
-// Cumulative readers (RetrieveData, Prometheus, remote write) see the series
-// until it is freed, then no more; if it is recorded again it starts over
+// Started push exporters (core.ExportReader), cumulative ones too, hold a
+// sealed series likewise until each has read the views after its seal
+// (sealsDone, readSeals), so that each sends its final values. Pull readers
+// (RetrieveData, Prometheus scrapes) see the series until it is freed,
+// then no more; if it is recorded again it starts over
 // from zero with a new start time, as a re-created counter does.
 
 // sealState is what a sealed series keeps: its stripes (orig, restored on
 // revival), the values of its word cells, and the seal's sequence number.
 type sealState struct {
 	seq   uint64
+	gseq  uint64 // its number among every aggregator's seals (sealsDone), set under mu
 	orig  *stripes
 	words []uint64    // Count, Sum, LastValue: the word, then each stripe's
 	cells *boundCells // the bound cells attached (Count, integer Sum)
@@ -120,6 +124,9 @@ func (s *Series) Evict() {
 	seq := a.sealSeq.Load() + 1
 	s.seal(seq)
 	a.sealSeq.Store(seq)
+	// Counted once complete: an export reader that loads the count
+	// (ExportReader.Ticket) before it reads the views reads s sealed.
+	s.stripes.Load().seal.gseq = sealsDone.Add(1)
 	a.sealed = append(a.sealed, s)
 	a.nsealed.Store(int64(len(a.sealed)))
 }
@@ -139,7 +146,7 @@ func (a *Aggregator) Sweep() {
 		a.mu.Unlock()
 		return
 	}
-	upTo := uint64(math.MaxUint64)
+	upTo, exported := uint64(math.MaxUint64), readSeals.Load()
 	a.marks = slices.DeleteFunc(a.marks, func(w weak.Pointer[ReaderMark]) bool {
 		m := w.Value()
 		if m != nil {
@@ -153,8 +160,8 @@ func (a *Aggregator) Sweep() {
 		st := s.stripes.Load()
 		switch {
 		case st == nil || st.seal == nil || st.seal.freed.Load(): // revived, or listed twice
-		case st.seal.seq > upTo:
-			keep = append(keep, s)
+		case st.seal.seq > upTo || st.seal.gseq > exported:
+			keep = append(keep, s) // a delta reader, or a started exporter, has not read it sealed
 		default:
 			a.free(s, st.seal)
 			gone = append(gone, s)

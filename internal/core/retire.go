@@ -84,11 +84,13 @@ func forget(gone []retiringView) {
 type ExportReader struct {
 	acked atomic.Uint64 // the retirements it has exported (retireSeq)
 	seen  atomic.Uint64 // the registrations it has read (regSeq)
+	seals atomic.Uint64 // the seals it has read (sealsDone)
 }
 
 // Ticket is what an export's Read and Ack say it read: the views retired
-// and registered before it began (ExportReader.Ticket).
-type Ticket struct{ retire, reg uint64 }
+// and registered, and the series sealed, before it began
+// (ExportReader.Ticket).
+type Ticket struct{ retire, reg, seals uint64 }
 
 type retiringView struct {
 	v   *View
@@ -116,9 +118,18 @@ var (
 	// with no reader), which Sweep compares with an aggregator's pubSeq.
 	regSeq   atomic.Uint64
 	readSeen atomic.Uint64
+	// sealsDone counts the seals of every aggregator (Series.Evict);
+	// readSeals is the least count every export reader has read the
+	// views after (ExportReader.seals; MaxUint64 with no reader): Sweep
+	// frees a series sealed later than that for no delta reader.
+	sealsDone atomic.Uint64
+	readSeals atomic.Uint64
 )
 
-func init() { readSeen.Store(math.MaxUint64) }
+func init() {
+	readSeen.Store(math.MaxUint64)
+	readSeals.Store(math.MaxUint64)
+}
 
 // ExportViews returns what r exports (see the top of this file): the
 // registered views, and the retiring ones r has not acknowledged, sorted
@@ -163,7 +174,11 @@ func AddExportReader() *ExportReader {
 	defer regMu.Unlock()
 	r := &ExportReader{}
 	r.acked.Store(retireSeq.Load())
-	readers[r] = struct{}{} // seen 0: it has read no view yet
+	// It needs no series sealed before it was added; a series sealed
+	// later waits for its first export, whichever view it is of (seals).
+	r.seen.Store(regSeq.Load())
+	r.seals.Store(sealsDone.Load())
+	readers[r] = struct{}{}
 	updateReadSeen()
 	return r
 }
@@ -187,16 +202,16 @@ func (r *ExportReader) Ticket() Ticket {
 	// retired before the next one, so an export that holds the view back
 	// for its predecessor finds the predecessor within t.retire.
 	reg := regSeq.Load()
-	return Ticket{retire: retireSeq.Load(), reg: reg}
+	return Ticket{retire: retireSeq.Load(), reg: reg, seals: sealsDone.Load()}
 }
 
 // Read records that an export that took t (Ticket) before it began has
 // read every view ExportViews gave it, whether or not it delivered them:
-// the series of those registered up to t may be freed once evicted
-// (Sweep). Cost: one atomic load when no view was registered since r's
-// last Read (no lock).
+// the series sealed up to t, and those of the views registered up to t,
+// may be freed (Sweep). Cost: two atomic loads when nothing was sealed or
+// registered since r's last Read; else regMu.
 func (r *ExportReader) Read(t Ticket) {
-	if r.seen.Load() >= t.reg {
+	if r.seen.Load() >= t.reg && r.seals.Load() >= t.seals {
 		return
 	}
 	regMu.Lock()
@@ -243,6 +258,13 @@ func (r *ExportReader) Ack(t Ticket) {
 // name that r had not acknowledged (which retired within t.retire: see
 // Ticket).
 func (r *ExportReader) markRead(t Ticket) {
+	if _, ok := readers[r]; !ok {
+		return // removed (the exporter stopped): holds nothing
+	}
+	if t.seals > r.seals.Load() {
+		r.seals.Store(t.seals)
+		updateReadSeen()
+	}
 	acked, seen := r.acked.Load(), r.seen.Load()
 	upTo := t.reg
 	for _, v := range Views() {
@@ -259,13 +281,15 @@ func (r *ExportReader) markRead(t Ticket) {
 	}
 }
 
-// updateReadSeen recomputes readSeen. Called under regMu.
+// updateReadSeen recomputes readSeen and readSeals. Called under regMu.
 func updateReadSeen() {
-	least := uint64(math.MaxUint64)
+	least, seals := uint64(math.MaxUint64), uint64(math.MaxUint64)
 	for r := range readers {
 		least = min(least, r.seen.Load())
+		seals = min(seals, r.seals.Load())
 	}
 	readSeen.Store(least)
+	readSeals.Store(seals)
 }
 
 // retire keeps v, being removed from the registry (next: the registry

@@ -186,3 +186,30 @@ func TestSweepWaitsForExportReaders(t *testing.T) {
 		t.Fatalf("%d series left after every reader read the view and acknowledged the seal", a.Len())
 	}
 }
+
+// TestSweepWaitsForExportReadersSeals: a started exporter, cumulative
+// too, reads a sealed series before it is freed: an export that began
+// before the seal does not release it, one that began after does.
+func TestSweepWaitsForExportReadersSeals(t *testing.T) {
+	a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+	v := &View{Name: "retire/seals", Keys: []string{"k"}, Agg: a}
+	AddView(v)
+	defer func() { RemoveView(v); a.Detach() }()
+	r := AddExportReader()
+	defer RemoveExportReader(r)
+	mark := a.AddReader()
+	a.RecordTags(tagsOf("k", "x"), 1)
+	before := r.Ticket()
+	a.AppendSeries(nil)[0].Evict()
+	mark.Ack(a.SealSeq())
+	r.Read(before)
+	a.Sweep()
+	if a.Len() != 1 {
+		t.Fatal("a sealed series was freed before a started exporter read it sealed")
+	}
+	r.Read(r.Ticket())
+	a.Sweep()
+	if a.Len() != 0 {
+		t.Fatalf("%d series left after every reader read it sealed", a.Len())
+	}
+}
