@@ -55,8 +55,15 @@ type HTTPError = push.HTTPError
 // back (an *os.File, or anything with Truncate and Seek), a partial frame
 // is removed and the failure is worth retrying (ENOSPC may pass); when it
 // cannot, the sink is broken from then on: every later Send fails with the
-// first error, so the exporter keeps delta payloads queued (and counts
-// what it drops) instead of writing after garbage.
+// first error, which is final (not Retryable), so the exporter drops the
+// payloads and counts them (Stats.Dropped) instead of writing after
+// garbage or queueing what no write will ever take.
+//
+// Send returns when ctx ends, even if W blocks (a full pipe nobody
+// reads): the write is abandoned, and since it may still complete in part
+// later, the stream is broken as after a failed write. So an exporter's
+// Stop returns by its deadline whatever W does. Cost: a goroutine and a
+// channel per Send, for the write.
 type WriterSink struct {
 	W      io.Writer
 	mu     sync.Mutex
@@ -88,7 +95,12 @@ func (s *WriterSink) Send(ctx context.Context, p Payload) error {
 		}
 	}
 	s.b = wire.AppendFrame(s.b[:0], p.Data)
-	n, err := s.W.Write(s.b)
+	n, abandoned, err := s.write(ctx)
+	if abandoned {
+		s.b = nil // the write still holds it
+		s.broken = fmt.Errorf("exporter: WriterSink abandoned a write of a %d-byte frame that had not returned when its context ended; the stream may hold part of it, nothing more is written: %w", len(p.Data)+4, ctx.Err())
+		return s.broken
+	}
 	if err == nil {
 		return nil
 	}
@@ -104,6 +116,35 @@ func (s *WriterSink) Send(ctx context.Context, p Payload) error {
 	}
 	s.broken = fmt.Errorf("exporter: WriterSink wrote %d of %d bytes of a frame and cannot remove them; the stream is corrupt from there, nothing more is written: %w", n, len(s.b), err)
 	return s.broken
+}
+
+// write writes s.b to s.W, returning what Write returned, or abandoned
+// when ctx ends first (the write goes on in its goroutine, with s.b).
+func (s *WriterSink) write(ctx context.Context) (n int, abandoned bool, err error) {
+	if ctx.Err() != nil {
+		return 0, false, ctx.Err() // nothing written: worth a retry, if time is left
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	w, b := s.W, s.b
+	go func() {
+		n, err := w.Write(b)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		return r.n, false, r.err
+	case <-ctx.Done():
+		select {
+		case r := <-done: // returned meanwhile
+			return r.n, false, r.err
+		default:
+			return 0, true, nil
+		}
+	}
 }
 
 // FuncSink calls the function with each payload, in process. The payload's

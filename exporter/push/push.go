@@ -275,8 +275,24 @@ func (p *Pipeline) Stop(ctx context.Context, produce func(*Cycle) error, release
 			core.RemoveExportReader(r)
 		}
 	}()
-	if err := p.runner.Stop(ctx); err != nil {
-		return err
+	if running, err := p.runner.Stop(ctx); err != nil {
+		// ctx ended while a periodic export ran (a backend down, a sink
+		// that blocks): that export's context is ended, and once it has
+		// returned the exporter lets go of what it holds, as after a
+		// final export (its delta reader's registration, so that the
+		// series other exporters evict are freed). No final export: ctx
+		// has no time left for one.
+		go func() {
+			<-running
+			p.mu.Lock() // after the export, never during one
+			defer p.mu.Unlock()
+			if release != nil {
+				release()
+			}
+		}()
+		q := p.Stats()
+		return fmt.Errorf("%s: stopped without a final export (an export in progress outlasted the deadline); unsent: %d queued requests (%d points, %d bytes) and what was recorded since the last export: %w",
+			p.cfg.Name, q.Queued, q.QueuedPoints, q.QueuedBytes, err)
 	}
 	// The final export's failure is returned: logging it too would say it
 	// twice.

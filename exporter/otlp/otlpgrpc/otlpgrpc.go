@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -37,7 +38,7 @@ const maxRetryDelay = time.Hour
 // Stop also closes its gRPC connection. Safe for concurrent use.
 type Exporter struct {
 	*otlp.Exporter
-	conn *grpc.ClientConn // nil: OTLP/HTTP
+	s *sender // nil: OTLP/HTTP
 }
 
 // New returns an exporter configured by opts, sending OTLP/gRPC when the
@@ -99,29 +100,32 @@ func New(opts otlp.Options) (*Exporter, error) {
 		}
 		creds = credentials.NewTLS(cfg)
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds), grpc.WithUserAgent(userAgent))
-	if err != nil {
+	s := &sender{target: target, dialOpts: []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithUserAgent(userAgent)}, md: md}
+	if _, _, err := s.connect(); err != nil {
 		return nil, fmt.Errorf("otlp: Endpoint %q: %w", opts.Endpoint, err)
 	}
-	s := &sender{conn: conn, md: md}
 	s.callOpts = []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})}
 	if opts.Compression == otlp.Gzip {
 		s.callOpts = append(s.callOpts, grpc.UseCompressor(gzip.Name))
 	}
 	e, err := otlp.NewWithSender(opts, target, s.send)
 	if err != nil {
-		conn.Close()
+		s.close()
 		return nil, err
 	}
-	return &Exporter{Exporter: e, conn: conn}, nil
+	return &Exporter{Exporter: e, s: s}, nil
 }
 
 // Stop stops the exporter (otlp.Exporter.Stop: a final export, queued
-// requests first), then closes the gRPC connection.
+// requests first), then closes the gRPC connection. An Export called
+// later, for requests still queued, connects again (as the push
+// pipeline's docs promise: a later Export sends them), and a later Stop
+// closes that connection; a call cut short by the close fails at once,
+// never retried.
 func (e *Exporter) Stop(ctx context.Context) error {
 	err := e.Exporter.Stop(ctx)
-	if e.conn != nil {
-		if cerr := e.conn.Close(); err == nil && cerr != nil {
+	if e.s != nil {
+		if cerr := e.s.close(); err == nil && cerr != nil {
 			err = fmt.Errorf("otlp: closing the gRPC connection: %w", cerr)
 		}
 	}
@@ -160,13 +164,52 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// sender sends requests over one connection. Called from one goroutine
-// at a time (the push pipeline's).
+// sender sends requests over its connection, which Stop closes (close)
+// and the next call opens again (connect). send is called from one
+// goroutine at a time (the push pipeline's), close from Stop's.
 type sender struct {
-	conn     *grpc.ClientConn
+	target   string
+	dialOpts []grpc.DialOption
 	md       metadata.MD
 	callOpts []grpc.CallOption
+
+	mu     sync.Mutex
+	conn   *grpc.ClientConn // nil: closed
+	closed uint64           // how many connections close closed
 }
+
+// connect returns the open connection, making one (lazily connected: no
+// I/O here) when there is none, and the count of closed ones.
+func (s *sender) connect() (*grpc.ClientConn, uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		conn, err := grpc.NewClient(s.target, s.dialOpts...)
+		if err != nil {
+			return nil, s.closed, err
+		}
+		s.conn = conn
+	}
+	return s.conn, s.closed, nil
+}
+
+// close closes the connection, if open.
+func (s *sender) close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		return nil
+	}
+	err := s.conn.Close()
+	s.conn = nil
+	s.closed++
+	return err
+}
+
+// errClosedByStop is a call's error when Stop closed the connection under
+// it: the exporter's own cancellation, never retried (the next Export
+// connects again).
+var errClosedByStop = errors.New("otlp: the gRPC connection was closed by Stop during the call")
 
 // send makes one Export call with the encoded request and returns the
 // encoded response. Its error is wrapped by push.Retryable for the codes
@@ -179,12 +222,24 @@ func (s *sender) send(ctx context.Context, body []byte) ([]byte, error) {
 	if len(s.md) > 0 {
 		ctx = metadata.NewOutgoingContext(ctx, s.md)
 	}
+	conn, closed, err := s.connect()
+	if err != nil {
+		return nil, err
+	}
 	req, resp := rawMessage{b: body}, rawMessage{}
-	err := s.conn.Invoke(ctx, ExportMethod, &req, &resp, s.callOpts...)
+	err = conn.Invoke(ctx, ExportMethod, &req, &resp, s.callOpts...)
 	if err == nil {
 		return resp.b, nil
 	}
 	st, _ := status.FromError(err)
+	if st.Code() == codes.Canceled && ctx.Err() == nil {
+		s.mu.Lock()
+		byStop := s.closed != closed
+		s.mu.Unlock()
+		if byStop {
+			return nil, fmt.Errorf("%w: %w", errClosedByStop, err)
+		}
+	}
 	delay, hasInfo := retryDelay(st)
 	if retryable(st.Code(), hasInfo) {
 		return nil, push.Retryable(err, delay)

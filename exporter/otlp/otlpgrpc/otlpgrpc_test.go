@@ -158,11 +158,12 @@ func TestExport(t *testing.T) {
 	if err := e.Export(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	conn, _, _ := e.s.connect()
 	if err := e.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if s := e.conn.GetState(); s != connectivity.Shutdown {
-		t.Errorf("connection %v after Stop; want Shutdown", s)
+	if s := conn.GetState(); s != connectivity.Shutdown || e.s.conn != nil {
+		t.Errorf("connection %v after Stop; want Shutdown, and none open", s)
 	}
 	reqs, mds := c.got()
 	if len(reqs) != 2 { // the export and Stop's (the gauge)
@@ -240,7 +241,7 @@ func TestRetryCodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer e.conn.Close()
+			defer e.s.close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			err = e.Export(ctx)
@@ -270,7 +271,7 @@ func TestConnectionRefusedIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.conn.Close()
+	defer e.s.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := e.Export(ctx); err == nil || !strings.Contains(err.Error(), "code = Unavailable") {
@@ -291,7 +292,7 @@ func TestPartialSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.conn.Close()
+	defer e.s.close()
 	if err := e.Export(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +320,7 @@ func TestTLSFromEnv(t *testing.T) {
 	if err := e.Export(context.Background()); err != nil {
 		t.Fatalf("mTLS: %v", err)
 	}
-	e.conn.Close()
+	e.s.close()
 
 	// Without the client certificate the server refuses the handshake.
 	t.Setenv(otlp.EnvClientCertificate, "")
@@ -331,7 +332,7 @@ func TestTLSFromEnv(t *testing.T) {
 	if err := e.Export(context.Background()); err == nil {
 		t.Error("without a client certificate: no error")
 	}
-	e.conn.Close()
+	e.s.close()
 	if reqs, _ := c.got(); len(reqs) != 1 {
 		t.Errorf("%d requests reached the server; want 1", len(reqs))
 	}
@@ -348,7 +349,7 @@ func TestTLSFromEnv(t *testing.T) {
 	if err := e.Export(context.Background()); err != nil {
 		t.Fatalf("insecure: %v", err)
 	}
-	e.conn.Close()
+	e.s.close()
 }
 
 func TestProtocolChoosesTransport(t *testing.T) {
@@ -358,8 +359,8 @@ func TestProtocolChoosesTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.conn != nil || e.URL() != "http://127.0.0.1:4318/v1/metrics" {
-		t.Errorf("http/protobuf: conn %v, URL %q; want the HTTP exporter", e.conn, e.URL())
+	if e.s != nil || e.URL() != "http://127.0.0.1:4318/v1/metrics" {
+		t.Errorf("http/protobuf: sender %v, URL %q; want the HTTP exporter", e.s, e.URL())
 	}
 	for _, o := range []otlp.Options{
 		{Protocol: "http/json"},
@@ -453,5 +454,52 @@ func TestRequestMetadataValues(t *testing.T) {
 		if tc.ok != (err == nil) || err != nil && !strings.Contains(err.Error(), `"X-Key"`) {
 			t.Errorf("%q: got %v; want ok %v, or an error naming the header", tc.h, err, tc.ok)
 		}
+	}
+}
+
+// TestExportAfterStopReconnects (issue 41, item 4): requests still queued
+// when Stop returns (the receiver was down) are sent by an Export called
+// later, as the push pipeline's docs promise: the connection Stop closed is
+// opened again. Before, every attempt of that Export failed with
+// CANCELLED on the closed connection, retried about 90 times a second
+// until its deadline, and sent nothing.
+func TestExportAfterStopReconnects(t *testing.T) {
+	p, _ := fixture(t)
+	var mu sync.Mutex
+	down := true
+	c := newCollector(t, func(int) (*colmetricspb.ExportMetricsServiceResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return nil, status.Error(codes.Unavailable, "restarting")
+		}
+		return &colmetricspb.ExportMetricsServiceResponse{}, nil
+	})
+	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, TemporalityPreference: exporter.PreferDelta,
+		Retry: otlp.Retry{Disabled: true}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.Stop(ctx); err == nil || e.Stats().Queued == 0 {
+		t.Fatalf("Stop with the receiver down: %v, stats %+v; want the request queued", err, e.Stats())
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	before, _ := c.got()
+	if err := e.Export(ctx); err != nil {
+		t.Fatalf("Export after Stop: %v", err)
+	}
+	after, _ := c.got()
+	// The queued request, then the new snapshot (the gauge).
+	if st := e.Stats(); st.Queued != 0 || len(after)-len(before) != 2 {
+		t.Fatalf("Export after Stop: %d calls, stats %+v; want the queued request and the new snapshot, one call each", len(after)-len(before), st)
+	}
+	if m := metric(after[len(before)], p+"count"); m == nil {
+		t.Error("the queued request did not carry the count")
+	}
+	if err := e.Stop(ctx); err != nil { // closes the new connection
+		t.Fatal(err)
 	}
 }
