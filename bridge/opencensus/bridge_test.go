@@ -52,7 +52,7 @@ func scrape(t *testing.T, exp *ocprom.Exporter) []string {
 	}
 	var lines []string
 	for l := range strings.Lines(string(b)) {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+		if l = strings.TrimSpace(l); l != "" && (!strings.HasPrefix(l, "#") || strings.HasPrefix(l, "# TYPE ")) {
 			lines = append(lines, l)
 		}
 	}
@@ -67,7 +67,9 @@ func TestContribPrometheusExportsZerostatViews(t *testing.T) {
 	req := stats.Int64("bridge/requests", "requests", stats.UnitDimensionless)
 	bytes := stats.Int64("bridge/bytes", "bytes sent", stats.UnitBytes)
 	depth := stats.Float64("bridge/depth", "queue depth", stats.UnitDimensionless)
+	inflight := stats.Int64("bridge/inflight", "requests in flight", stats.UnitDimensionless)
 	register(t,
+		&view.View{Name: "bridge_inflight", Measure: inflight, Aggregation: view.UpDownSum()},
 		&view.View{Name: "bridge_latency", Measure: lat, Aggregation: view.Distribution(10, 100), TagKeys: []tag.Key{keyRoute}},
 		&view.View{Name: "bridge_requests", Measure: req, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute, keyMethod}},
 		&view.View{Name: "bridge_bytes", Measure: bytes, Aggregation: view.Sum()},
@@ -77,7 +79,7 @@ func TestContribPrometheusExportsZerostatViews(t *testing.T) {
 	b := ctxWith(t, tag.Insert(keyRoute, "/b"))
 	stats.Record(a, lat.M(5), lat.M(50), req.M(1), req.M(1), bytes.M(300))
 	stats.Record(b, lat.M(500), req.M(1), bytes.M(12), depth.M(2.5))
-	stats.Record(a, lat.M(0.25))
+	stats.Record(a, lat.M(0.25), inflight.M(2), inflight.M(-3)) // an up-down sum below zero
 
 	p := opencensus.Register(opencensus.Options{})
 	defer p.Unregister()
@@ -86,8 +88,14 @@ func TestContribPrometheusExportsZerostatViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
+		`# TYPE oc_bridge_bytes counter`,
+		`# TYPE oc_bridge_depth gauge`,
+		`# TYPE oc_bridge_inflight gauge`, // an up-down sum is never a counter
+		`# TYPE oc_bridge_latency histogram`,
+		`# TYPE oc_bridge_requests counter`,
 		`oc_bridge_bytes 312`,
 		`oc_bridge_depth 2.5`,
+		`oc_bridge_inflight -1`,
 		`oc_bridge_latency_bucket{route="/a",le="+Inf"} 3`,
 		`oc_bridge_latency_bucket{route="/a",le="10"} 2`,
 		`oc_bridge_latency_bucket{route="/a",le="100"} 3`,
@@ -104,7 +112,7 @@ func TestContribPrometheusExportsZerostatViews(t *testing.T) {
 	got := scrape(t, exp)
 	var mine []string
 	for _, l := range got {
-		if strings.HasPrefix(l, "oc_bridge_") {
+		if strings.HasPrefix(l, "oc_bridge_") || strings.HasPrefix(l, "# TYPE oc_bridge_") {
 			mine = append(mine, l)
 		}
 	}

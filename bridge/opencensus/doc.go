@@ -18,7 +18,10 @@
 // unit "1", "ms" or "By" (any other becomes "1", and a Count is always
 // "1"); the type CumulativeInt64 for a Count and for a Sum of an Int64
 // measure, CumulativeFloat64 for a Sum of a Float64 measure,
-// CumulativeDistribution, GaugeInt64 or GaugeFloat64 for a LastValue; the
+// CumulativeDistribution, GaugeInt64 or GaugeFloat64 for a LastValue and
+// for an UpDownSum (a sum that may go down, which OpenCensus has not: a
+// gauge of its total, never a counter, as zerostat's exporters show it);
+// the
 // view's tag keys, sorted, as label keys, a row's missing tag as an absent
 // label value; per row one time series with the row's start time and one
 // point at the read time. A distribution carries its bounds, bucket

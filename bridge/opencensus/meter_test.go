@@ -95,11 +95,18 @@ func TestMeterProducerMatchesOpenCensus(t *testing.T) {
 	ocKey := octag.MustNewKey("route")
 	ocLat := ocstats.Float64(p+"lat", "latency", ocstats.UnitMilliseconds)
 	ocN := ocstats.Int64(p+"n", "n", ocstats.UnitDimensionless)
+	// OpenCensus has no sum that goes down; what it exports for one is a
+	// gauge of the running total (its LastValue of it): the oracle for
+	// zerostat's UpDownSum, integer and float.
+	ocLevel := ocstats.Int64(p+"level", "level", ocstats.UnitDimensionless)
+	ocLevelF := ocstats.Float64(p+"levelf", "levelf", ocstats.UnitBytes)
 	ocViews := []*ocview.View{
 		{Name: p + "lat", Description: "latency", Measure: ocLat, Aggregation: ocview.Distribution(10, 100), TagKeys: []octag.Key{ocKey}},
 		{Name: p + "count", Measure: ocN, Aggregation: ocview.Count(), TagKeys: []octag.Key{ocKey}},
 		{Name: p + "sum", Measure: ocN, Aggregation: ocview.Sum()},
 		{Name: p + "last", Measure: ocLat, Aggregation: ocview.LastValue()},
+		{Name: p + "updown", Description: "level", Measure: ocLevel, Aggregation: ocview.LastValue(), TagKeys: []octag.Key{ocKey}},
+		{Name: p + "updownf", Description: "levelf", Measure: ocLevelF, Aggregation: ocview.LastValue()},
 	}
 	if err := ocm.Register(ocViews...); err != nil {
 		t.Fatal(err)
@@ -109,11 +116,15 @@ func TestMeterProducerMatchesOpenCensus(t *testing.T) {
 	zsKey := tag.MustNewKey("route")
 	zsLat := stats.Float64(p+"lat", "latency", stats.UnitMilliseconds)
 	zsN := stats.Int64(p+"n", "n", stats.UnitDimensionless)
+	zsDelta := stats.Int64(p+"delta", "level", stats.UnitDimensionless)
+	zsDeltaF := stats.Float64(p+"deltaf", "levelf", stats.UnitBytes)
 	if err := zsm.Register(
 		&view.View{Name: p + "lat", Description: "latency", Measure: zsLat, Aggregation: view.Distribution(10, 100), TagKeys: []tag.Key{zsKey}},
 		&view.View{Name: p + "count", Measure: zsN, Aggregation: view.Count(), TagKeys: []tag.Key{zsKey}},
 		&view.View{Name: p + "sum", Measure: zsN, Aggregation: view.Sum()},
 		&view.View{Name: p + "last", Measure: zsLat, Aggregation: view.LastValue()},
+		&view.View{Name: p + "updown", Description: "level", Measure: zsDelta, Aggregation: view.UpDownSum(), TagKeys: []tag.Key{zsKey}},
+		&view.View{Name: p + "updownf", Description: "levelf", Measure: zsDeltaF, Aggregation: view.UpDownSum()},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +133,26 @@ func TestMeterProducerMatchesOpenCensus(t *testing.T) {
 		lat   float64
 		n     int64
 		att   map[string]interface{}
+		delta int64 // the up-down sums' change
 	}
+	level := map[string]int64{}
+	var levelF float64
 	for _, r := range []rec{
-		{"/a", 3, 1, map[string]interface{}{"id": "x"}},
-		{"/a", 50, 2, nil},
-		{"/b", 500, 3, map[string]interface{}{"id": "y"}},
-		{"/a", 7, 4, map[string]interface{}{"id": "z"}}, // replaces x, the latest per bucket
+		{"/a", 3, 1, map[string]interface{}{"id": "x"}, 5},
+		{"/a", 50, 2, nil, -7}, // below zero: a counter could not show it
+		{"/b", 500, 3, map[string]interface{}{"id": "y"}, 4},
+		{"/a", 7, 4, map[string]interface{}{"id": "z"}, 3}, // replaces x, the latest per bucket
 	} {
+		level[r.route] += r.delta
+		levelF += float64(r.delta) / 4
+		if err := ocstats.RecordWithOptions(ctxOC(t, ocKey, r.route), ocstats.WithRecorder(ocm),
+			ocstats.WithMeasurements(ocLevel.M(level[r.route]), ocLevelF.M(levelF))); err != nil {
+			t.Fatal(err)
+		}
+		if err := stats.RecordWithOptions(ctxWith(t, tag.Upsert(zsKey, r.route)), stats.WithRecorder(zsm),
+			stats.WithMeasurements(zsDelta.M(r.delta), zsDeltaF.M(float64(r.delta)/4))); err != nil {
+			t.Fatal(err)
+		}
 		octx, err := octag.New(context.Background(), octag.Upsert(ocKey, r.route))
 		if err != nil {
 			t.Fatal(err)
@@ -265,3 +289,12 @@ func sprintMetric(m *metricdata.Metric) string {
 }
 
 func fmtV(v any) string { return fmt.Sprintf("%+v", v) }
+
+func ctxOC(t *testing.T, k octag.Key, v string) context.Context {
+	t.Helper()
+	ctx, err := octag.New(context.Background(), octag.Upsert(k, v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}

@@ -168,7 +168,15 @@ func metricType(v *view.View) (t metricdata.Type, ok bool) {
 	case view.AggTypeCount:
 		return metricdata.TypeCumulativeInt64, true
 	case view.AggTypeSum:
-		if isInt {
+		switch {
+		case v.Aggregation.UpDown && isInt:
+			// A sum that may go down (view.UpDownSum) is a gauge, never a
+			// counter, as zerostat's own exporters show it: OpenCensus's
+			// Prometheus exporter then writes "# TYPE ... gauge".
+			return metricdata.TypeGaugeInt64, true
+		case v.Aggregation.UpDown:
+			return metricdata.TypeGaugeFloat64, true
+		case isInt:
 			return metricdata.TypeCumulativeInt64, true
 		}
 		return metricdata.TypeCumulativeFloat64, true
@@ -246,7 +254,7 @@ func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdat
 	case *view.CountData:
 		return metricdata.NewInt64Point(now, d.Value)
 	case *view.SumData:
-		if typ == metricdata.TypeCumulativeInt64 {
+		if typ == metricdata.TypeCumulativeInt64 || typ == metricdata.TypeGaugeInt64 {
 			return metricdata.NewInt64Point(now, int64(d.Value))
 		}
 		return metricdata.NewFloat64Point(now, d.Value)
