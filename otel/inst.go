@@ -275,7 +275,7 @@ func (i *inst) register(first *attribute.Set) error {
 		// view only needs room for them and the overflow point.
 		CardinalityLimit: -1,
 	}
-	if err := view.Register(v); err != nil {
+	if err := registerShared(v); err != nil {
 		return fmt.Errorf("otel: instrument %q: %w", i.spec.name, err)
 	}
 	// The view grows a key for each attribute key a later set brings
@@ -406,8 +406,43 @@ func (i *inst) close() {
 	i.ovf.Store(nil)
 	i.mu.Unlock()
 	if v != nil {
-		view.Unregister(v)
+		unregisterShared(v)
 	}
+}
+
+// shared counts the instruments, of every provider, whose view each
+// registered view is: providers without a prefix that create the same
+// instrument share one view (view.Register of an equal view is a no-op),
+// which lives until the last of them lets go. Before, one provider's
+// Shutdown unregistered it, and the other's instrument recorded into
+// nothing while its Enabled still said true.
+var shared = struct {
+	mu   sync.Mutex
+	refs map[string]int
+}{refs: map[string]int{}}
+
+// registerShared registers v, or takes one more use of the equal view
+// registered under its name.
+func registerShared(v *view.View) error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if err := view.Register(v); err != nil {
+		return err
+	}
+	shared.refs[v.Name]++
+	return nil
+}
+
+// unregisterShared drops one use of v's view, and unregisters it with
+// the last.
+func unregisterShared(v *view.View) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.refs[v.Name]--; shared.refs[v.Name] > 0 {
+		return
+	}
+	delete(shared.refs, v.Name)
+	view.Unregister(v)
 }
 
 // checkBounds validates advisory histogram boundaries as the OTel SDK does:

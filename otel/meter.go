@@ -346,27 +346,34 @@ var errForeign = errors.New("otel: observable instrument not created by this pac
 // dropped).
 func (m *Meter) RegisterCallback(f metric.Callback, insts ...metric.Observable) (metric.Registration, error) {
 	r := &callbackReg{multi: f, allow: map[*observable]bool{}}
+	var err error
 	for _, o := range insts {
-		switch x := o.(type) {
+		var x *observable
+		switch o := o.(type) {
 		case *int64Observable:
-			if x.o == nil {
-				continue // its creation failed
-			}
-			r.allow[x.o] = true
+			x = o.o
 		case *float64Observable:
-			if x.o == nil {
-				continue
-			}
-			r.allow[x.o] = true
+			x = o.o
 		default:
 			return noopReg{}, fmt.Errorf("%w: %T", errForeign, o)
 		}
+		switch {
+		case x == nil: // its creation failed
+		case x.i.p != m.p:
+			// Its state is another provider's, written under that
+			// provider's collect lock: observing it from this one's would
+			// race. The OTel SDK refuses an instrument of another meter
+			// likewise: skipped, the others registered, an error.
+			err = errors.Join(err, fmt.Errorf("otel: RegisterCallback: observable %q was created by another MeterProvider: not registered with this callback", x.i.spec.name))
+		default:
+			r.allow[x] = true
+		}
 	}
 	if len(r.allow) == 0 || f == nil {
-		return noopReg{}, nil
+		return noopReg{}, err
 	}
 	m.p.addCallback(r)
-	return r, nil
+	return r, err
 }
 
 // Unregister removes the callback; idempotent.

@@ -57,8 +57,9 @@ func WithCardinalityLimit(n int) Option { return func(c *config) { c.limit = n }
 // zerostat view. View names are process-wide, OTel instrument names per
 // provider: two providers in one process need different prefixes (or
 // different instrument names), or the second's instrument fails to
-// register its view, or, defined identically, shares the first's. The
-// default is no prefix.
+// register its view, or, defined identically, shares the first's (which
+// then lives until the last provider using it is shut down). The default
+// is no prefix.
 func WithViewPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithAttributeKeys declares the attribute keys of the instrument named
