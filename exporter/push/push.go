@@ -397,7 +397,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	reader := p.reader.Load()
 	var ticket core.Ticket
 	if reader != nil {
-		ticket = reader.Ticket() // the views unregistered and registered so far are in what produce reads
+		ticket = reader.Ticket() // the views unregistered and the series sealed so far are in what produce reads
 	}
 	perr := produce(c)
 	if reader != nil {

@@ -46,10 +46,14 @@ type Aggregator struct {
 	// own cell, mapcell.go): set with kind and intSum, before publication.
 	cellK uint32
 	start time.Time // registration time
-	// pubSeq is the registration's seq (regSeq) once AddView published
-	// it, 0 before: Sweep frees no series of it before every export
-	// reader has read the views registered up to it (retire.go).
-	pubSeq atomic.Uint64
+	// What holds Sweep for the export readers (retire.go): retired, set
+	// by RemoveView (Detach keeps the series it has then, sealed ones
+	// included, for the view's last exports); shadowed, while a retiring
+	// view of its name is exported before it; readFloor, the seal count
+	// (sealsDone) every export reader must have read past before any
+	// series of it is freed, set when it stops being shadowed.
+	retired, shadowed atomic.Bool
+	readFloor         atomic.Uint64
 
 	table atomic.Pointer[seriesTable]
 	// byID lists the table's series by ID (nil: a free ID), written under

@@ -152,22 +152,26 @@ var sealedCell = func() *atomic.Uint64 {
 }()
 
 // release lets go of bc's cells, which keep their handles or maps
-// reachable, for a series that leaves its view; frozen says what each
-// cell becomes for the readers that may still read the series:
+// reachable, for a series that leaves its view; freed says what each cell
+// becomes for the readers that may still read the series:
 //
 //   - a freed series (evicted, sealed: its cells are sealed too and a
 //     read takes the seal's total): sealedCell, shared by every one;
-//   - a detached aggregator's series, which its view's final export may
-//     still read: a cell of the series' own, holding the value the cell
-//     had, allocated here (a record still racing with the detach, whose
-//     handle or map has not yet seen the view go, is then not counted,
-//     as a record into a freed series' word is not).
+//   - a detached aggregator's series, which its view's last exports may
+//     still read: a cell of the series' own, allocated here, holding what
+//     the cell held when release sealed it. A reader that loaded the cell
+//     before finds it sealed, waits and reads again, so no read returns
+//     less than an earlier one; a record still racing with the detach,
+//     whose handle or map has not yet seen the view go, finds the cell
+//     sealed and goes through the series (its handle then leaves the
+//     cell), not counted, as a record into a freed series' word is not.
 //
 // Without it a freed series kept its cells' handles, and one live handle
 // kept its whole block of 8 (internal/block), whose other, dropped,
 // handles kept their own freed series, and so on: a soak run with handles
 // bound and dropped under eviction grew by 529 MiB a minute (issue 48).
-// Called under the aggregator's mutex.
+// No cell is attached meanwhile: the series is freed, or the aggregator
+// detached (attachCell checks both under the aggregator's mutex).
 func (bc *boundCells) release(freed bool) {
 	if bc == nil {
 		return
@@ -185,7 +189,7 @@ func (bc *boundCells) release(freed bool) {
 		if copies == nil {
 			copies = new([maxBoundCells]atomic.Uint64)
 		}
-		copies[i].Store(c.Load())
+		copies[i].Store(c.Swap(intSealedWord))
 		bc[i].Store(&copies[i])
 	}
 }

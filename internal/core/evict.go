@@ -140,13 +140,15 @@ func (a *Aggregator) Sweep() {
 		return
 	}
 	a.mu.Lock()
-	if a.detached.Load() || a.pubSeq.Load() > readSeen.Load() {
-		// Detached, or an export reader has not read the view yet
+	exported := readSeals.Load()
+	if a.detached.Load() || a.retired.Load() || a.shadowed.Load() || a.readFloor.Load() > exported {
+		// Detached or unregistered (Detach keeps what its view's last
+		// exports read), or an export reader has not read the view yet
 		// (retire.go): it must read the series before they go.
 		a.mu.Unlock()
 		return
 	}
-	upTo, exported := uint64(math.MaxUint64), readSeals.Load()
+	upTo := uint64(math.MaxUint64)
 	a.marks = slices.DeleteFunc(a.marks, func(w weak.Pointer[ReaderMark]) bool {
 		m := w.Value()
 		if m != nil {

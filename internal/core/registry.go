@@ -64,15 +64,11 @@ func AddView(v *View) {
 	defer regMu.Unlock()
 	next := append(slices.Clone(Views()), v)
 	slices.SortFunc(next, func(a, b *View) int { return strings.Compare(a.Name, b.Name) })
-	seq := regSeq.Load() + 1
-	if v.Agg.pubSeq.Load() == 0 {
-		v.Agg.pubSeq.Store(seq) // before its series can be sealed: see Sweep
-	}
-	registry.Store(&next)
 	// A retiring view of v's name stays: each export reader exports it
-	// before v (see retire.go).
+	// before v (see retire.go). The export set first: v is marked held
+	// back there before any reader can find it (a nil set: none is).
 	publishExportViews(next)
-	regSeq.Store(seq) // after: see ExportReader.Ticket
+	registry.Store(&next)
 }
 
 // internView interns v's names and keys (counted: see RemoveView).

@@ -44,12 +44,16 @@ import (
 // registration dropped the retiring view, and with it up to an interval of
 // records for every exporter that had not read it yet.)
 //
-// Registrations hold eviction likewise (Sweep): a series of a view
-// registered after an export reader last read the views is not freed
-// before that reader has read the view once (ExportReader.Read), so that a
-// slower exporter, or one whose export holds the view back for a retiring
-// one, still reads every series another exporter evicts. Guarded by regMu;
-// ExportViews is one atomic load while no view is retiring.
+// Export readers hold eviction (Sweep) so that each reads every series
+// another exporter evicts: a sealed series is freed only once every
+// export reader has read the views after its seal (ExportReader.Read); a
+// view held back for a retiring one of its name (shadowed) frees nothing,
+// nor, once no longer held back, before every reader has read it since
+// (readFloor); and an unregistered view (retired) frees nothing: Detach
+// keeps its series, sealed ones included, for its last exports. An
+// exporter whose exports fail still reads (Read): it holds only the views
+// it holds back. Guarded by regMu; ExportViews is two atomic loads while
+// no view is retiring.
 
 type finalSeries struct {
 	series   []*Series
@@ -83,14 +87,12 @@ func forget(gone []retiringView) {
 // read them, Ack(t) once it delivered them.
 type ExportReader struct {
 	acked atomic.Uint64 // the retirements it has exported (retireSeq)
-	seen  atomic.Uint64 // the registrations it has read (regSeq)
 	seals atomic.Uint64 // the seals it has read (sealsDone)
 }
 
-// Ticket is what an export's Read and Ack say it read: the views retired
-// and registered, and the series sealed, before it began
-// (ExportReader.Ticket).
-type Ticket struct{ retire, reg, seals uint64 }
+// Ticket is what an export's Read and Ack say it read: the views retired,
+// and the series sealed, before it began (ExportReader.Ticket).
+type Ticket struct{ retire, seals uint64 }
 
 type retiringView struct {
 	v   *View
@@ -112,24 +114,15 @@ var (
 	retireSeq   atomic.Uint64             // the seq of the last retirement
 	retiring    []retiringView            // guarded by regMu, in retirement order
 	readers     = map[*ExportReader]struct{}{}
-	// regSeq is the seq of the last registration (AddView), stored once
-	// it is published. readSeen is the least seq up to which every export
-	// reader has read the views registered (ExportReader.seen; MaxUint64
-	// with no reader), which Sweep compares with an aggregator's pubSeq.
-	regSeq   atomic.Uint64
-	readSeen atomic.Uint64
-	// sealsDone counts the seals of every aggregator (Series.Evict);
-	// readSeals is the least count every export reader has read the
-	// views after (ExportReader.seals; MaxUint64 with no reader): Sweep
-	// frees a series sealed later than that for no delta reader.
+	// sealsDone counts the seals of every aggregator (Series.Evict), and
+	// each end of a shadow (readFloor); readSeals is the least count every
+	// export reader has read the views after (ExportReader.seals;
+	// MaxUint64 with no reader): Sweep frees no series sealed later.
 	sealsDone atomic.Uint64
 	readSeals atomic.Uint64
 )
 
-func init() {
-	readSeen.Store(math.MaxUint64)
-	readSeals.Store(math.MaxUint64)
-}
+func init() { readSeals.Store(math.MaxUint64) }
 
 // ExportViews returns what r exports (see the top of this file): the
 // registered views, and the retiring ones r has not acknowledged, sorted
@@ -138,9 +131,13 @@ func init() {
 // atomic load while no view is retiring; while one is, a filtered copy
 // when r has acknowledged some or a name is shared (an allocation).
 func ExportViews(r *ExportReader) []*View {
+	// The registry first: RemoveView publishes the set holding the view
+	// as retiring before the registry without it, so a nil set loaded
+	// after the registry means the registry still held the view.
+	reg := Views()
 	set := exportViews.Load()
 	if r == nil || set == nil {
-		return Views()
+		return reg
 	}
 	acked := r.acked.Load()
 	n := 0
@@ -174,12 +171,11 @@ func AddExportReader() *ExportReader {
 	defer regMu.Unlock()
 	r := &ExportReader{}
 	r.acked.Store(retireSeq.Load())
-	// It needs no series sealed before it was added; a series sealed
-	// later waits for its first export, whichever view it is of (seals).
-	r.seen.Store(regSeq.Load())
+	// It needs no series sealed before it was added; one sealed later
+	// waits for its first export.
 	r.seals.Store(sealsDone.Load())
 	readers[r] = struct{}{}
-	updateReadSeen()
+	updateReadSeals()
 	return r
 }
 
@@ -190,7 +186,7 @@ func RemoveExportReader(r *ExportReader) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	delete(readers, r)
-	updateReadSeen()
+	updateReadSeals()
 	pruneRetiring()
 }
 
@@ -198,20 +194,16 @@ func RemoveExportReader(r *ExportReader) {
 // ExportViews after this call has read them (Read) and delivered them
 // (Ack). Two atomic loads.
 func (r *ExportReader) Ticket() Ticket {
-	// regSeq first: the predecessor of a view registered before this load
-	// retired before the next one, so an export that holds the view back
-	// for its predecessor finds the predecessor within t.retire.
-	reg := regSeq.Load()
-	return Ticket{retire: retireSeq.Load(), reg: reg, seals: sealsDone.Load()}
+	return Ticket{retire: retireSeq.Load(), seals: sealsDone.Load()}
 }
 
 // Read records that an export that took t (Ticket) before it began has
 // read every view ExportViews gave it, whether or not it delivered them:
-// the series sealed up to t, and those of the views registered up to t,
-// may be freed (Sweep). Cost: two atomic loads when nothing was sealed or
-// registered since r's last Read; else regMu.
+// the series sealed up to t may be freed, but for those of views it held
+// back (see Sweep). Cost: one atomic load when nothing was sealed since
+// r's last Read; else regMu.
 func (r *ExportReader) Read(t Ticket) {
-	if r.seen.Load() >= t.reg && r.seals.Load() >= t.seals {
+	if r.seals.Load() >= t.seals {
 		return
 	}
 	regMu.Lock()
@@ -223,10 +215,10 @@ func (r *ExportReader) Read(t Ticket) {
 // (and read it: Read): the views retired up to t that the export held
 // are dropped once every reader has delivered them. A retiring view the
 // export held back (its name shared with an older one: see the top of
-// this file) stays. Cost: one atomic load when nothing retired or was
-// registered since r's last Ack (no lock).
+// this file) stays. Cost: two atomic loads when nothing retired or was
+// sealed since r's last Ack (no lock).
 func (r *ExportReader) Ack(t Ticket) {
-	if r.acked.Load() >= t.retire && r.seen.Load() >= t.reg {
+	if r.acked.Load() >= t.retire && r.seals.Load() >= t.seals {
 		return
 	}
 	regMu.Lock()
@@ -253,43 +245,24 @@ func (r *ExportReader) Ack(t Ticket) {
 	}
 }
 
-// markRead is Read under regMu: r has read the views registered up to
-// t.reg, but for those ExportViews held back for a retiring view of their
-// name that r had not acknowledged (which retired within t.retire: see
-// Ticket).
+// markRead is Read under regMu.
 func (r *ExportReader) markRead(t Ticket) {
 	if _, ok := readers[r]; !ok {
 		return // removed (the exporter stopped): holds nothing
 	}
 	if t.seals > r.seals.Load() {
 		r.seals.Store(t.seals)
-		updateReadSeen()
-	}
-	acked, seen := r.acked.Load(), r.seen.Load()
-	upTo := t.reg
-	for _, v := range Views() {
-		if p := v.Agg.pubSeq.Load(); p <= seen || p > upTo {
-			continue
-		}
-		if slices.ContainsFunc(retiring, func(w retiringView) bool { return w.seq > acked && w.v.Name == v.Name }) {
-			upTo = v.Agg.pubSeq.Load() - 1
-		}
-	}
-	if upTo > seen {
-		r.seen.Store(upTo)
-		updateReadSeen()
+		updateReadSeals()
 	}
 }
 
-// updateReadSeen recomputes readSeen and readSeals. Called under regMu.
-func updateReadSeen() {
-	least, seals := uint64(math.MaxUint64), uint64(math.MaxUint64)
+// updateReadSeals recomputes readSeals. Called under regMu.
+func updateReadSeals() {
+	least := uint64(math.MaxUint64)
 	for r := range readers {
-		least = min(least, r.seen.Load())
-		seals = min(seals, r.seals.Load())
+		least = min(least, r.seals.Load())
 	}
-	readSeen.Store(least)
-	readSeals.Store(seals)
+	readSeals.Store(least)
 }
 
 // retire keeps v, being removed from the registry (next: the registry
@@ -304,6 +277,7 @@ func updateReadSeen() {
 // could read the seq, then the views published before v retired, and
 // acknowledge v without having sent it.
 func retire(v *View, next []*View) {
+	v.Agg.retired.Store(true) // before any export can miss it: see Sweep
 	if len(readers) == 0 {
 		publishExportViews(next)
 		registry.Store(&next)
@@ -352,6 +326,7 @@ func pruneRetiring() {
 func publishExportViews(views []*View) {
 	if len(retiring) == 0 {
 		exportViews.Store(nil)
+		unshadow(views, nil)
 		return
 	}
 	type entry struct {
@@ -377,7 +352,37 @@ func publishExportViews(views []*View) {
 		if e.seq != math.MaxUint64 {
 			set.seqs[i] = e.seq
 		}
-		set.shared = set.shared || i > 0 && all[i-1].v.Name == e.v.Name
+		held := i > 0 && all[i-1].v.Name == e.v.Name
+		set.shared = set.shared || held
+		if held && e.seq == math.MaxUint64 {
+			e.v.Agg.shadowed.Store(true) // before a reader can find it here
+		}
 	}
 	exportViews.Store(set)
+	unshadow(views, set)
+}
+
+// unshadow ends the shadow of each view of views that set does not hold
+// back (nil: none is held back). Every export reader must then read the
+// view before a series of it is freed, also one sealed while it was held
+// back: its readFloor is a seal count bumped after set was published, so
+// only a Ticket taken since (whose export reads set or a later one)
+// reaches it; the floor is stored before the flag is cleared, which Sweep
+// reads first. Called under regMu.
+func unshadow(views []*View, set *exportSet) {
+	for _, v := range views {
+		a := v.Agg
+		if !a.shadowed.Load() || set != nil && heldBack(set, v) {
+			continue
+		}
+		a.readFloor.Store(sealsDone.Add(1))
+		a.shadowed.Store(false)
+	}
+}
+
+// heldBack reports whether set holds registered view v back for a
+// retiring view of its name (which sorts before it).
+func heldBack(set *exportSet, v *View) bool {
+	i := slices.Index(set.views, v)
+	return i > 0 && set.views[i-1].Name == v.Name
 }
