@@ -409,8 +409,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	}
 	err := c.err
 	*c = Cycle{} // keep no context past the export
-	if err == nil {
-		err = perr
+	if err == nil || perr != nil && errors.Is(perr, err) {
+		err = perr // produce's error, or its account of the cycle's failure
 	}
 	p.storeQueue()
 	p.self.Export(err, time.Since(began), int(p.retries.Load()-retries0), int(p.dropped.Load()-dropped0))

@@ -47,8 +47,22 @@
 // the same bytes cannot succeed). Requests given up on are dropped and
 // counted (Stats.Dropped, Stats.DroppedPoints); the next push sends
 // current values again, so a cumulative counter loses resolution, not its
-// total. Options.Logger hears once when pushes start failing and once when
-// they recover, not once per failure.
+// total. A request refused with a 4xx is dropped alone: the requests after
+// it in the push are still sent; after a failure that may pass, the rest
+// of the push is dropped. Push's error says how many samples of how many
+// it dropped. Options.Logger hears once when pushes start failing and
+// once when they recover, not once per failure.
+//
+// # Stale markers
+//
+// A series that goes away (evicted by a delta exporter, or its view
+// unregistered) gets Prometheus's stale marker (a NaN with the bits
+// StaleNaN), so that Prometheus ends it at once instead of keeping it
+// live for its 5-minute lookback; not when a series with the same labels
+// replaced it (a view registered again under the name). Every push
+// carries the marker until one that carries it is delivered whole, so a
+// push that fails loses none; AppendWriteRequest shows the pending
+// markers and consumes none.
 //
 // # Costs and concurrency
 //

@@ -135,14 +135,9 @@ func TestStaleMarkersAndMetadata(t *testing.T) {
 	for _, r := range []string{"/a", "/b"} {
 		stats.Record(ctxWith(t, tag.Upsert(keyRoute, r)), m.M(0.5))
 	}
-	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
-	push := func() ([]series, []metadata) {
-		ss, md, err := decodeWriteRequestMeta(w.AppendWriteRequest(nil, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ss, md
-	}
+	rcv := newCapture(t)
+	w := newWriter(t, Options{URL: rcv.URL()})
+	push := func() ([]series, []metadata) { return rcv.push(t, w) }
 	stale := func(ss []series, prefix string) int {
 		n := 0
 		for _, s := range ss {
@@ -210,12 +205,10 @@ func TestStaleMarkerForEvictedSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ev.Stop(context.Background())
-	w := newWriter(t, Options{URL: "http://127.0.0.1:1/"})
+	rcv := newCapture(t)
+	w := newWriter(t, Options{URL: rcv.URL()})
 	staleRoutes := func() []string {
-		ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
+		ss, _ := rcv.push(t, w)
 		var out []string
 		for _, s := range ss {
 			if strings.HasPrefix(s.key(), name) && math.Float64bits(s.value) == StaleNaN {
@@ -241,5 +234,146 @@ func TestStaleMarkerForEvictedSeries(t *testing.T) {
 	}
 	if got := staleRoutes(); len(got) != 0 {
 		t.Errorf("stale markers %v sent again", got)
+	}
+}
+
+// capture is a remote-write receiver behind a switchable fault
+// (faultserver) that keeps what each push delivered.
+type capture struct {
+	*faultserver.Server
+	mu   sync.Mutex
+	ss   []series
+	meta []metadata
+}
+
+func newCapture(t *testing.T) *capture {
+	c := &capture{}
+	c.Server = faultserver.New(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		raw, err := snappy.Decode(body)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ss, md, err := decodeWriteRequestMeta(raw)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		c.ss, c.meta = append(c.ss, ss...), append(c.meta, md...)
+		c.mu.Unlock()
+	}))
+	return c
+}
+
+// push pushes w and returns what the receiver took of it (an error if the
+// push fails).
+func (c *capture) push(t *testing.T, w *Writer) ([]series, []metadata) {
+	t.Helper()
+	c.mu.Lock()
+	c.ss, c.meta = nil, nil
+	c.mu.Unlock()
+	if err := w.Push(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ss, c.meta
+}
+
+// TestStaleMarkersUntilDelivered (issue 41, item 7): a stale marker is
+// sent in every push until one carrying it is delivered: a push refused
+// with 503 loses none, and AppendWriteRequest, which sends nothing, does
+// not consume it. Before, a marker was written into one push and
+// forgotten, delivered or not: the series stayed live in Prometheus for
+// its 5-minute lookback.
+func TestStaleMarkersUntilDelivered(t *testing.T) {
+	name := fmt.Sprintf("rwstale503_%d", seq.Add(1))
+	m := stats.Int64(name+"/m", "", "")
+	v := &view.View{Name: name + "/n", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	stats.Record(ctxWith(t, tag.Upsert(keyRoute, "/a")), m.M(1))
+	rcv := newCapture(t)
+	w := newWriter(t, Options{URL: rcv.URL(), Retry: Retry{Disabled: true}, Logger: slog.New(slog.DiscardHandler)})
+	rcv.push(t, w)
+	view.Unregister(v)
+	stale := func(ss []series) int {
+		n := 0
+		for _, s := range ss {
+			if strings.HasPrefix(s.key(), name) && math.Float64bits(s.value) == StaleNaN {
+				n++
+			}
+		}
+		return n
+	}
+	// A tool reads the request: the marker is in it, and stays pending.
+	ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
+	if err != nil || stale(ss) != 1 {
+		t.Fatalf("AppendWriteRequest: %d markers (%v); want the pending one", stale(ss), err)
+	}
+	rcv.Set(faultserver.S503)
+	for range 2 {
+		if err := w.Push(context.Background()); err == nil {
+			t.Fatal("a push refused with 503 succeeded")
+		}
+	}
+	rcv.Set(faultserver.OK)
+	if ss, _ := rcv.push(t, w); stale(ss) != 1 {
+		t.Fatalf("the push after two refused ones carries %d stale markers; want the pending one", stale(ss))
+	}
+	if ss, _ := rcv.push(t, w); stale(ss) != 0 {
+		t.Errorf("a delivered stale marker sent again")
+	}
+}
+
+// TestFinal4xxDropsOnlyThatRequest (issue 41, item 12): a request answered
+// 400 is dropped and counted, the requests after it in the same push are
+// still sent (as the docs now say; they said they were dropped too), and
+// the push's error says how many samples of how many it dropped (before,
+// the cycle's bare error was returned, and the count never reached the
+// caller).
+func TestFinal4xxDropsOnlyThatRequest(t *testing.T) {
+	name := fmt.Sprintf("rw4xx%d", seq.Add(1))
+	m := stats.Int64(name+"/m", "", "")
+	register(t, &view.View{Name: name + "/n", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{keyRoute}})
+	for _, r := range []string{"/a", "/b", "/c"} {
+		stats.Record(ctxWith(t, tag.Upsert(keyRoute, r)), m.M(1))
+	}
+	var mu sync.Mutex
+	var got []string
+	n := 0
+	srv := faultserver.New(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		raw, _ := snappy.Decode(body)
+		ss, _ := decodeWriteRequest(raw)
+		mu.Lock()
+		defer mu.Unlock()
+		if n++; n == 1 {
+			http.Error(rw, "out of order sample", http.StatusBadRequest)
+			return
+		}
+		for _, s := range ss {
+			if strings.HasPrefix(s.key(), name) {
+				got = append(got, s.key())
+			}
+		}
+	}))
+	w := newWriter(t, Options{URL: srv.URL(), MaxSeriesPerRequest: 1, Logger: slog.New(slog.DiscardHandler)})
+	w.encode(1) // the requests a push of these views makes, for the count
+	want := w.total()
+	err := w.Push(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dropped 1 of %d samples", want)) {
+		t.Fatalf("push with its first request refused: %v; want \"dropped 1 of %d samples\"", err, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n != want || len(got) == 0 {
+		t.Errorf("%d requests reached the receiver, %d of this view's series taken; want all %d requests tried", n, len(got), want)
+	}
+	if st := w.Stats(); st.Dropped != 1 || st.DroppedPoints != 1 {
+		t.Errorf("stats %+v; want the refused request dropped and counted", st)
 	}
 }

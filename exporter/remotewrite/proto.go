@@ -193,7 +193,8 @@ type family struct {
 	seen uint64
 	// sent holds the series of the last push (with the push's gen and
 	// whether it is the overflow series), so that one gone by the next
-	// push (evicted; its view unregistered) gets a stale marker. Holding
+	// push (evicted; its view unregistered) gets a stale marker, in every
+	// push until one carrying it is delivered (Writer.delivered). Holding
 	// the series keeps its interned tag values readable until then.
 	sent                       map[*core.Series]sentSeries
 	slots                      []slot

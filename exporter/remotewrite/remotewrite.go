@@ -199,9 +199,12 @@ func (w *Writer) Stop(ctx context.Context) error { return w.pipe.Stop(ctx, w.pro
 // about MaxSeriesPerRequest series, retrying 5xx and 429 answers and
 // network errors with backoff. It returns within Interval (or by ctx's
 // deadline if earlier). A request answered with another 4xx is not
-// retried; it and the requests after it in this push are dropped and
-// counted in Stats (the next push carries the same totals). Safe for
-// concurrent use; pushes are serialised.
+// retried: it is dropped and counted in Stats (the next push carries the
+// same totals), and the requests after it in this push are still sent
+// (the receiver refused that request, not the others). After a failure
+// that may pass (5xx, 429, no answer), the rest of the push is not tried
+// and is dropped and counted. The error says how many samples of how
+// many were dropped. Safe for concurrent use; pushes are serialised.
 func (w *Writer) Push(ctx context.Context) error { return w.pipe.Export(ctx, w.produceFn) }
 
 // produce encodes a push and hands each request to the cycle.
@@ -209,8 +212,9 @@ func (w *Writer) produce(c *push.Cycle) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.encode(w.timestamp(time.Now().UnixMilli()))
+	gen := w.gen
 	var err error
-	failedAt := 0
+	dropped := 0
 	for i := range w.counts {
 		// The request's time series, then its families' metadata: the
 		// field order proto.Marshal writes (timeseries = 1, metadata = 3).
@@ -221,14 +225,40 @@ func (w *Writer) produce(c *push.Cycle) error {
 			Sequence: w.gen, Part: uint64(i), Last: i == len(w.counts)-1}
 		// After a failure, Send drops the rest of the push without trying
 		// it, and counts it.
-		if serr := c.Send(r); serr != nil && err == nil {
-			err, failedAt = serr, i
+		if serr := c.Send(r); serr != nil {
+			dropped += w.counts[i]
+			if err == nil {
+				err = serr
+			}
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, w.countFrom(failedAt), w.total(), err)
+		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, dropped, w.total(), err)
+	}
+	if c.Failed() == nil {
+		w.delivered(gen) // every request of it: its stale markers arrived
 	}
 	return nil
+}
+
+// delivered forgets the series and views gone before push gen, whose stale
+// markers gen carried and the receiver took. Until then every push
+// carries them again (a marker at a later timestamp is harmless), so a
+// push that failed loses none: before, a marker was written once and
+// forgotten, and a 503 on that push left the series live in Prometheus
+// for its 5-minute lookback.
+func (w *Writer) delivered(gen uint64) {
+	for v, f := range w.fams {
+		if f.seen < gen {
+			delete(w.fams, v)
+			continue
+		}
+		for s, st := range f.sent {
+			if st.gen < gen {
+				delete(f.sent, s)
+			}
+		}
+	}
 }
 
 // timestamp returns ms, or one millisecond after the last push's when ms
@@ -244,11 +274,10 @@ func (w *Writer) timestamp(ms int64) int64 {
 
 func (w *Writer) transport(ctx context.Context, r *push.Request) error { return w.http.Post(ctx, r) }
 
-func (w *Writer) total() int { return w.countFrom(0) }
-
-func (w *Writer) countFrom(i int) int {
+// total returns the samples of the push encoded last.
+func (w *Writer) total() int {
 	n := 0
-	for _, c := range w.counts[i:] {
+	for _, c := range w.counts {
 		n += c
 	}
 	return n
@@ -270,8 +299,10 @@ func (w *Writer) Err() error {
 
 // AppendWriteRequest appends the uncompressed protobuf WriteRequest of
 // every registered view, with timestamp ts (Unix milliseconds), to dst:
-// what one push sends, before it is cut into requests and compressed. For
-// tests and tools; safe for concurrent use (serialised with pushes).
+// what one push sends, before it is cut into requests and compressed,
+// stale markers included. For tests and tools: it sends nothing, and the
+// next push still carries every stale marker it holds. Safe for
+// concurrent use (serialised with pushes).
 func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
 	core.Collect() // callback gauges and counters (metric, runtime) read now
 	w.mu.Lock()
@@ -365,8 +396,9 @@ func (w *Writer) encode(ts int64) {
 		}
 		w.staleGone(f, strs, ts, cut, rowDone)
 	}
-	// Views no longer registered: every series they had is stale, unless
-	// a registered view took the name (its series would collide).
+	// Views no longer registered: every series they had is stale, until
+	// a push that carries the markers is delivered (delivered), unless a
+	// registered view took the name (its series would collide).
 	var names map[string]bool // built only when a view went away
 	for v, f := range w.fams {
 		if f.seen != w.gen {
@@ -378,15 +410,16 @@ func (w *Writer) encode(ts int64) {
 					}
 				}
 			}
-			if !names[f.fam.Name] {
-				strs := core.Interned()
-				for s, st := range f.sent {
-					w.appendRow(f, s, st.overflow, strs, ts, 0, true)
-					cut(w.rowSeries(f))
-					rowDone()
-				}
+			if names[f.fam.Name] {
+				delete(w.fams, v)
+				continue
 			}
-			delete(w.fams, v)
+			strs := core.Interned()
+			for s, st := range f.sent {
+				w.appendRow(f, s, st.overflow, strs, ts, 0, true)
+				cut(w.rowSeries(f))
+				rowDone()
+			}
 		}
 	}
 	if inReq > 0 {
@@ -408,17 +441,16 @@ func (w *Writer) grownFrom(v *core.View) *family {
 	return nil
 }
 
-// staleGone writes a stale marker for each series f sent in the last push
-// that this push no longer has (evicted), and forgets it; not when a
-// series with the same tag values replaced it in this push (their samples
-// would collide).
+// staleGone writes a stale marker for each series f sent that this push no
+// longer has (evicted), until a push that carries it is delivered
+// (delivered); not when a series with the same tag values replaced it in
+// this push (their samples would collide): then it is forgotten.
 func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), rowDone func()) {
 	var current map[string]bool // built only when a series went away
 	for s, st := range f.sent {
 		if st.gen == w.gen {
 			continue
 		}
-		delete(f.sent, s)
 		if current == nil {
 			current = map[string]bool{}
 			for t, tst := range f.sent {
@@ -428,6 +460,7 @@ func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), ro
 			}
 		}
 		if current[valueKey(s, strs)] {
+			delete(f.sent, s)
 			continue
 		}
 		w.appendRow(f, s, st.overflow, strs, ts, 0, true)
