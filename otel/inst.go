@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -241,12 +242,15 @@ func (i *inst) register(first *attribute.Set) error {
 		keys[k] = tk
 		return nil
 	}
-	for _, k := range i.p.cfg.keys[i.spec.name] {
+	// Instrument names are case-insensitive: so are these lookups (the
+	// declared keys and the conventions' names are kept lower-case).
+	lower := strings.ToLower(i.spec.name)
+	for _, k := range i.p.cfg.keys[lower] {
 		if err := add(k); err != nil {
 			return err
 		}
 	}
-	for _, k := range conventionKeys[i.spec.name] {
+	for _, k := range conventionKeys[lower] {
 		_ = add(k) // valid tag keys, all of them
 	}
 	for it := first.Iter(); it.Next(); {

@@ -2,6 +2,7 @@ package otel_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,3 +97,37 @@ func TestRegisterCallbackRefusesOtherProvidersInstrument(t *testing.T) {
 }
 
 func viewRows(name string) ([]*view.Row, error) { return view.RetrieveData(name) }
+
+// TestAttributeKeysCaseInsensitive (issue 41, item 12): instrument names
+// are case-insensitive, and so is WithAttributeKeys's name and the
+// semantic conventions' table: a key declared for "Reqs" is in the view
+// of the instrument created as "reqs", and an instrument created as
+// "HTTP.Server.Request.Duration" gets the convention's keys. Before, both
+// were looked up case-sensitively, and the keys were missing from the
+// view.
+func TestAttributeKeysCaseInsensitive(t *testing.T) {
+	p := newProvider(t, zotel.WithAttributeKeys("Reqs", "declared"))
+	m := p.Meter("m")
+	c, err := m.Int64Counter("reqs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(ctx, 1)
+	h, err := m.Float64Histogram("HTTP.Server.Request.Duration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Record(ctx, 0.1)
+	keys := map[string][]string{}
+	for _, v := range p.Views() {
+		for _, k := range v.TagKeys {
+			keys[v.Name] = append(keys[v.Name], k.Name())
+		}
+	}
+	if ks := keys[p.ViewName("reqs")]; !slices.Contains(ks, "declared") {
+		t.Errorf("the view of reqs has keys %v; want the key declared for Reqs", ks)
+	}
+	if ks := keys[p.ViewName("http.server.request.duration")]; !slices.Contains(ks, "http.route") || !slices.Contains(ks, "http.response.status_code") {
+		t.Errorf("the view of HTTP.Server.Request.Duration has keys %v; want the convention's", ks)
+	}
+}

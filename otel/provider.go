@@ -68,13 +68,15 @@ func WithViewPrefix(prefix string) Option { return func(c *config) { c.prefix = 
 // adds each key a later one brings (see Attributes in the package
 // documentation); declared keys are there from the start, which spares
 // the view those additions. Keys may be declared for instruments that do
-// not exist yet.
+// not exist yet. instrument is matched as instrument names are, whatever
+// its case.
 func WithAttributeKeys(instrument string, keys ...attribute.Key) Option {
 	return func(c *config) {
 		if c.keys == nil {
 			c.keys = map[string][]attribute.Key{}
 		}
-		c.keys[instrument] = append(c.keys[instrument], keys...)
+		k := strings.ToLower(instrument)
+		c.keys[k] = append(c.keys[k], keys...)
 	}
 }
 

@@ -149,7 +149,10 @@
 // points) counts as a success, counted in Stats.Rejected. Stats counts
 // exports, requests, retries, data points delivered and dropped;
 // Options.Logger logs each change of state (failing, recovered, partial
-// success, every point accepted again) once.
+// success, every point accepted again) once. A partial_success that
+// rejects no point and carries a message is the specification's warning
+// on a full success: logged once per message, not counted, no partial
+// state.
 //
 // # Costs and guarantees
 //

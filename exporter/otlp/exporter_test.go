@@ -686,3 +686,37 @@ func TestPartialSuccessEndsWithFullSuccess(t *testing.T) {
 		t.Errorf("log:\n%s\nwant 3 lines: partial success, every point accepted, partial success", log.String())
 	}
 }
+
+// TestPartialSuccessWarningOnly (issue 41, item 12): a partial_success
+// with 0 rejected points and only a message is the OTLP specification's
+// warning on a full success: logged once per message as a warning, not
+// as rejected data points, and no partial state (so no "accepts every
+// data point again" line follows). Before, it was logged as a rejection
+// and flipped the partial state.
+func TestPartialSuccessWarningOnly(t *testing.T) {
+	newFixture(t).record(t, "/a", "", 1, 1)
+	inner := appendString(nil, tagPSMessage, "attribute value truncated")
+	warning := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
+	// warning, warning, ok, warning
+	script := []bool{true, true, false, true}
+	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		if script[n] {
+			_, _ = w.Write(warning)
+		}
+	})
+	var log bytes.Buffer
+	e, _ := New(Options{Endpoint: s.URL, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	for i := range script {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+	}
+	if st := e.Stats(); st.Rejected != 0 || st.Failures != 0 {
+		t.Errorf("Stats %+v; want nothing rejected", st)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "with a warning") || !strings.Contains(lines[0], "attribute value truncated") {
+		t.Errorf("log:\n%s\nwant one line: the warning, once", log.String())
+	}
+}

@@ -165,6 +165,7 @@ type Pipeline struct {
 	// rejectedRun: the export in progress had a partial success
 	// (Rejected); a successful export without one ends statePartial.
 	rejectedRun bool
+	lastWarning string // the last warning a receiver sent with a full success (Rejected)
 	cycle       Cycle // the export in progress, reused: no allocation
 	stopping    atomic.Bool
 	reader      atomic.Pointer[core.ExportReader] // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
@@ -445,9 +446,18 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 // its points (OTLP partial success), logging it once per change of state.
 // Called by a Transport, during Export.
 func (p *Pipeline) Rejected(n int64, msg string) {
-	if n > 0 {
-		p.rejected.Add(uint64(n))
+	if n <= 0 {
+		// Every point accepted, with a message: a warning (OTLP: "the
+		// server MAY populate error_message with rejected_data_points =
+		// 0"), logged once per message, neither a rejection nor a
+		// partial state.
+		if msg != "" && msg != p.lastWarning {
+			p.log.Warn("zerostat exporter: the receiver accepted every data point, with a warning", "sink", p.cfg.Name, "target", p.cfg.Target, "message", msg)
+			p.lastWarning = msg
+		}
+		return
 	}
+	p.rejected.Add(uint64(n))
 	p.rejectedRun = true
 	if p.state != statePartial {
 		p.log.Warn("zerostat exporter: the receiver rejected data points", "sink", p.cfg.Name, "target", p.cfg.Target, "rejected", n, "message", msg)
