@@ -166,7 +166,7 @@ type Pipeline struct {
 	// (Rejected); a successful export without one ends statePartial.
 	rejectedRun bool
 	lastWarning string // the last warning a receiver sent with a full success (Rejected)
-	cycle       Cycle // the export in progress, reused: no allocation
+	cycle       Cycle  // the export in progress, reused: no allocation
 	stopping    atomic.Bool
 	reader      atomic.Pointer[core.ExportReader] // from Start to Stop: keeps unregistered views until exported (core.ExportViews)
 
