@@ -11,6 +11,7 @@ import (
 
 	zotel "github.com/zerostat/zerostat/otel"
 
+	"github.com/zerostat/zerostat/internal/core"
 	zmetric "github.com/zerostat/zerostat/metric"
 )
 
@@ -83,4 +84,64 @@ func TestCollectLeavesOutStuckCallback(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "still running since a snapshot") || !strings.Contains(err.Error(), "g") {
 		t.Errorf("Collect with a stuck callback and a done context: %v; want the callback named as left out", err)
 	}
+}
+
+// TestSlowCallbackStallsNoSnapshot (issue 41, item 1): while a provider's
+// Collect runs one of its callbacks that blocks, a snapshot (what every
+// exporter and scrape takes) waits for that callback at most the collect
+// timeout, reports it late, and applies the provider's other callbacks
+// and returns. Before, Collect held the provider's collect lock while the
+// callback ran, and the snapshot's apply of the other callbacks took that
+// lock under core's collect lock: every exporter's snapshot waited for
+// the slow callback.
+func TestSlowCallbackStallsNoSnapshot(t *testing.T) {
+	p := newProvider(t)
+	m := p.Meter("m")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	if _, err := m.Float64ObservableGauge("slow", metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+		once.Do(func() { close(entered); <-release })
+		o.Observe(1)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	fast := 0.0
+	if _, err := m.Float64ObservableGauge("fast", metric.WithFloat64Callback(func(_ context.Context, o metric.Float64Observer) error {
+		fast++
+		o.Observe(fast)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	zmetric.SetTimeout(200 * time.Millisecond)
+	defer zmetric.SetTimeout(0)
+	collected := make(chan error, 1)
+	go func() { collected <- p.Collect(ctx) }() // runs slow first, and blocks in it
+	<-entered
+	snap := make(chan struct{})
+	go func() { defer close(snap); zmetric.Collect() }()
+	select {
+	case <-snap:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("a snapshot waited for a slow callback that a Collect runs, past 30 s; the collect timeout is 200 ms")
+	}
+	if got := rowsOf(t, p, "fast"); len(got) != 1 || got[0] == ": 0" {
+		t.Errorf("the fast callback's value after the snapshot: %v; want it applied", got)
+	}
+	late := uint64(0)
+	for _, c := range core.Callbacks() {
+		if c.Name == "otel:slow" {
+			late += c.Timeouts()
+		}
+	}
+	if late == 0 {
+		t.Error("the slow callback is not counted late")
+	}
+	close(release)
+	if err := <-collected; err != nil {
+		t.Errorf("Collect: %v", err)
+	}
+	check(t, "slow", rowsOf(t, p, "slow"), ": 1")
 }

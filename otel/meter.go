@@ -267,6 +267,16 @@ type observation struct {
 func (r *callbackReg) lock()   { r.sem <- struct{}{} }
 func (r *callbackReg) unlock() { <-r.sem }
 
+// tryLock takes sem if it is free.
+func (r *callbackReg) tryLock() bool {
+	select {
+	case r.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // lockWithin takes sem, waiting for a run in progress no later than
 // deadline nor past ctx's end, and reports whether it did.
 func (r *callbackReg) lockWithin(ctx context.Context, deadline time.Time) bool {
@@ -395,11 +405,17 @@ func (p *MeterProvider) addCallback(r *callbackReg) {
 			r.run(context.Background())
 		},
 		Apply: func() {
+			// The snapshot's Run returned; if the callback runs again
+			// meanwhile (a Collect), that run applies its own values:
+			// never wait for it here, under core's collect lock, where a
+			// slow callback would stall every exporter's snapshot.
+			if !r.tryLock() {
+				return
+			}
 			p.collectMu.Lock()
-			r.lock()
 			err := r.apply()
-			r.unlock()
 			p.collectMu.Unlock()
+			r.unlock()
 			if err != nil {
 				r.cb.Report(err)
 				otel.Handle(err)
@@ -478,8 +494,8 @@ func (ob float64Obs) Observe(v float64, opts ...metric.ObserveOption) {
 // metric.SetTimeout), then reported and left out). Safe for concurrent use: concurrent Collects
 // are serialised.
 func (p *MeterProvider) Collect(ctx context.Context) error {
-	p.collectMu.Lock()
-	defer p.collectMu.Unlock()
+	p.runMu.Lock()
+	defer p.runMu.Unlock()
 	p.mu.Lock()
 	cbs := slices.Clone(p.cbs)
 	p.mu.Unlock()
@@ -513,6 +529,8 @@ func (r *callbackReg) runAndApply(ctx context.Context) (err error) {
 			err = fmt.Errorf("otel: callback %s panicked: %v; its values are left out", r.cb.Name, v)
 		}
 	}()
-	r.run(ctx)
+	r.run(ctx) // no provider lock held: a snapshot applying other callbacks never waits on this one
+	r.p.collectMu.Lock()
+	defer r.p.collectMu.Unlock()
 	return r.apply()
 }

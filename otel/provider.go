@@ -96,7 +96,13 @@ type MeterProvider struct {
 	cbs      []*callbackReg
 	shutdown bool
 
-	collectMu sync.Mutex  // serialises Collect
+	// collectMu serialises the applies of observations (observe's
+	// state), held for one apply at a time, never while a callback runs:
+	// a snapshot that applies a callback's values waits for another
+	// apply, not for another caller's slow callback. runMu serialises
+	// Collect calls.
+	collectMu sync.Mutex
+	runMu     sync.Mutex
 	down      atomic.Bool // shutdown, for lock-free readers
 }
 
