@@ -121,7 +121,30 @@
 //   - the meters of a provider share one namespace (below): an instrument
 //     created under a name another meter used for another kind or number
 //     type is an error and a no-op instrument, where the SDK exports two
-//     streams of one name.
+//     streams of one name;
+//   - an instrument name outside OTel's syntax is an error on both sides,
+//     and both record and export the instrument, but for a name no view
+//     can carry (empty, a byte outside printable ASCII, over 255 bytes):
+//     zerostat makes no instrument then (a no-op and the error);
+//   - a histogram advisory boundary of ±Inf or NaN is an error, and the
+//     default boundaries are used, as both do for unsorted or repeated
+//     boundaries; the SDK's check lets non-finite ones through (NaN
+//     compares false) into buckets no backend reads alike (a second
+//     le="+Inf" in Prometheus, NaN bounds in OTLP);
+//   - after Shutdown an instrument's Enabled returns false (its
+//     measurements are dropped: the specification lets Enabled return
+//     false "to support additional optimizations"); the SDK's returns
+//     true;
+//   - a histogram whose samples include NaN: zerostat's min and max leave
+//     NaN out (NaN only when every sample was NaN, as the SDK exports
+//     then); the SDK's are NaN from a NaN first sample on.
+//
+// The TestCorners tests (corners_test.go) hold the API's corner cases
+// to the SDK: invalid names, advisory boundaries (none, empty, unsorted,
+// repeated: the SDK's defaults and its error), a histogram of NaN only (min
+// and max NaN, never min above max), an observable counter observed twice
+// for one set in one callback (the sum, as the SDK; a gauge: the last),
+// and units after another provider's Shutdown (the new provider's).
 //
 // # Scopes and duplicate instruments
 //

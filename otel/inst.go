@@ -118,7 +118,14 @@ func init() {
 
 func newInst(p *MeterProvider, spec instSpec) *inst {
 	i := &inst{p: p, spec: spec}
-	name := p.cfg.prefix + spec.name
+	// Measures are process-wide by name, and keep the unit they were
+	// first made with: an instrument's measure is named for its view and
+	// its unit, so that a provider made again after another's Shutdown,
+	// whose instrument has a new unit, exports that unit (before, the old
+	// one); providers sharing a view (same name and unit) still share its
+	// measure, and two live providers that give one name two units conflict
+	// (the second's view does not register) rather than share a wrong unit.
+	name := p.cfg.prefix + spec.name + "\x1f" + spec.unit
 	if spec.isInt {
 		i.im = stats.Int64(name, spec.desc, spec.unit)
 	} else {
@@ -449,22 +456,25 @@ func unregisterShared(v *view.View) {
 	view.Unregister(v)
 }
 
-// checkBounds validates advisory histogram boundaries as the OTel SDK does:
-// strictly increasing, finite. Invalid ones are reported and the defaults
-// used.
-func checkBounds(name string, b []float64) []float64 {
-	if b == nil {
-		return DefaultBoundaries
+// checkBounds validates advisory histogram boundaries as the OTel SDK
+// does: none given, or an empty list, is its default boundaries;
+// boundaries not strictly increasing are an error, and the instrument
+// uses the default boundaries (the SDK's AggregationExplicitBucketHistogram
+// check, and its fallback). A boundary of ±Inf or NaN is an error too, and
+// the defaults are used: a deliberate difference, since the SDK's check
+// lets them through (NaN compares false) into buckets no backend reads
+// alike (a second le="+Inf" in Prometheus, NaN bounds in OTLP).
+func checkBounds(name string, b []float64) ([]float64, error) {
+	if len(b) == 0 {
+		return DefaultBoundaries, nil
 	}
 	for k, x := range b {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			otel.Handle(fmt.Errorf("otel: histogram %q: advisory boundary %v is not finite: using the default boundaries", name, x))
-			return DefaultBoundaries
+			return DefaultBoundaries, fmt.Errorf("otel: histogram %q: advisory boundary %v is not finite: using the default boundaries", name, x)
 		}
 		if k > 0 && !(x > b[k-1]) {
-			otel.Handle(fmt.Errorf("otel: histogram %q: advisory boundaries %v are not strictly increasing: using the default boundaries", name, b))
-			return DefaultBoundaries
+			return DefaultBoundaries, fmt.Errorf("otel: histogram %q: advisory boundaries %v are not strictly increasing: using the default boundaries", name, b)
 		}
 	}
-	return slices.Clone(b)
+	return slices.Clone(b), nil
 }

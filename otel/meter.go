@@ -36,10 +36,10 @@ func (m *Meter) sync(name, desc, unit string, kind Kind, isInt bool, bounds []fl
 func (m *Meter) Int64Counter(name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
 	c := metric.NewInt64CounterConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindCounter, true, nil)
-	if err != nil {
+	if i == nil {
 		return noopI64Counter, err
 	}
-	return &syncInst[int64]{i: i}, nil
+	return &syncInst[int64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Int64UpDownCounter returns the up-down counter named name: a
@@ -47,10 +47,10 @@ func (m *Meter) Int64Counter(name string, opts ...metric.Int64CounterOption) (me
 func (m *Meter) Int64UpDownCounter(name string, opts ...metric.Int64UpDownCounterOption) (metric.Int64UpDownCounter, error) {
 	c := metric.NewInt64UpDownCounterConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindUpDownCounter, true, nil)
-	if err != nil {
+	if i == nil {
 		return noopI64UpDown, err
 	}
-	return &syncInst[int64]{i: i}, nil
+	return &syncInst[int64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Int64Histogram returns the histogram named name: an explicit-bucket
@@ -58,61 +58,65 @@ func (m *Meter) Int64UpDownCounter(name string, opts ...metric.Int64UpDownCounte
 // of opts, or DefaultBoundaries.
 func (m *Meter) Int64Histogram(name string, opts ...metric.Int64HistogramOption) (metric.Int64Histogram, error) {
 	c := metric.NewInt64HistogramConfig(opts...)
-	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, true, checkBounds(name, c.ExplicitBucketBoundaries()))
-	if err != nil {
+	bounds, berr := checkBounds(name, c.ExplicitBucketBoundaries())
+	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, true, bounds)
+	err = errors.Join(err, berr)
+	if i == nil {
 		return noopI64Hist, err
 	}
-	return &syncInst[int64]{i: i}, nil
+	return &syncInst[int64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Int64Gauge returns the gauge named name: the last value recorded.
 func (m *Meter) Int64Gauge(name string, opts ...metric.Int64GaugeOption) (metric.Int64Gauge, error) {
 	c := metric.NewInt64GaugeConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindGauge, true, nil)
-	if err != nil {
+	if i == nil {
 		return noopI64Gauge, err
 	}
-	return &syncInst[int64]{i: i}, nil
+	return &syncInst[int64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Float64Counter returns the counter named name: a monotonic sum.
 func (m *Meter) Float64Counter(name string, opts ...metric.Float64CounterOption) (metric.Float64Counter, error) {
 	c := metric.NewFloat64CounterConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindCounter, false, nil)
-	if err != nil {
+	if i == nil {
 		return noopF64Counter, err
 	}
-	return &syncInst[float64]{i: i}, nil
+	return &syncInst[float64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Float64UpDownCounter returns the up-down counter named name.
 func (m *Meter) Float64UpDownCounter(name string, opts ...metric.Float64UpDownCounterOption) (metric.Float64UpDownCounter, error) {
 	c := metric.NewFloat64UpDownCounterConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindUpDownCounter, false, nil)
-	if err != nil {
+	if i == nil {
 		return noopF64UpDown, err
 	}
-	return &syncInst[float64]{i: i}, nil
+	return &syncInst[float64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Float64Histogram returns the histogram named name; see Int64Histogram.
 func (m *Meter) Float64Histogram(name string, opts ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
 	c := metric.NewFloat64HistogramConfig(opts...)
-	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, false, checkBounds(name, c.ExplicitBucketBoundaries()))
-	if err != nil {
+	bounds, berr := checkBounds(name, c.ExplicitBucketBoundaries())
+	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, false, bounds)
+	err = errors.Join(err, berr)
+	if i == nil {
 		return noopF64Hist, err
 	}
-	return &syncInst[float64]{i: i}, nil
+	return &syncInst[float64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Float64Gauge returns the gauge named name.
 func (m *Meter) Float64Gauge(name string, opts ...metric.Float64GaugeOption) (metric.Float64Gauge, error) {
 	c := metric.NewFloat64GaugeConfig(opts...)
 	i, err := m.sync(name, c.Description(), c.Unit(), KindGauge, false, nil)
-	if err != nil {
+	if i == nil {
 		return noopF64Gauge, err
 	}
-	return &syncInst[float64]{i: i}, nil
+	return &syncInst[float64]{i: i}, err // err: an invalid name the instrument records under anyway
 }
 
 // Observable instruments.
@@ -154,7 +158,7 @@ type float64Observable struct {
 
 func (m *Meter) observable(name, desc, unit string, kind Kind, isInt bool) (*observable, error) {
 	i, err := m.sync(name, desc, unit, kind, isInt, nil)
-	if err != nil {
+	if i == nil {
 		return nil, err
 	}
 	m.p.mu.Lock()
@@ -162,31 +166,31 @@ func (m *Meter) observable(name, desc, unit string, kind Kind, isInt bool) (*obs
 	if i.obs == nil {
 		i.obs = &observable{i: i, last: map[uint64]float64{}}
 	}
-	return i.obs, nil
+	return i.obs, err // err: an invalid name the instrument records under anyway
 }
 
 func (m *Meter) int64Obs(name, desc, unit string, kind Kind, cbs []metric.Int64Callback) (*int64Observable, error) {
 	o, err := m.observable(name, desc, unit, kind, true)
-	if err != nil {
+	if o == nil {
 		return &int64Observable{}, err
 	}
 	inst := &int64Observable{o: o}
 	for _, cb := range cbs {
 		m.p.addCallback(&callbackReg{i64: cb, i64Obs: inst})
 	}
-	return inst, nil
+	return inst, err
 }
 
 func (m *Meter) float64Obs(name, desc, unit string, kind Kind, cbs []metric.Float64Callback) (*float64Observable, error) {
 	o, err := m.observable(name, desc, unit, kind, false)
-	if err != nil {
+	if o == nil {
 		return &float64Observable{}, err
 	}
 	inst := &float64Observable{o: o}
 	for _, cb := range cbs {
 		m.p.addCallback(&callbackReg{f64: cb, f64Obs: inst})
 	}
-	return inst, nil
+	return inst, err
 }
 
 // Int64ObservableCounter returns the observable counter named name: its
@@ -250,11 +254,33 @@ type callbackReg struct {
 
 	cb core.Callback
 	// sem, a semaphore of one (set by addCallback), is held while the
-	// callback runs and by apply: a channel, so that Collect can wait for
-	// a snapshot's run with a deadline (lockWithin).
+	// callback runs: a channel, so that Collect can wait for a snapshot's
+	// run with a deadline (lockWithin).
 	sem     chan struct{}
-	pending []observation
-	err     error // the last run's
+	pending []observation // what the run in progress observes
+	err     error         // the last run's
+	seq     uint64        // runs so far (under sem)
+	// snap is a snapshot's run, kept for its Apply, which takes no sem: a
+	// Collect may run the callback meanwhile, with a later seq. Under the
+	// provider's collectMu, applied is the seq of the last run applied: a
+	// run's values are applied only if no later run's were, so that an
+	// observable counter never goes back.
+	snap    runResult
+	applied uint64
+	sums    map[sumKey]int // apply's scratch: a sum's set, by its index in order
+	order   []observation
+}
+
+// runResult is what one run of a callback observed.
+type runResult struct {
+	obs []observation
+	err error
+	seq uint64
+}
+
+type sumKey struct {
+	o *observable
+	h uint64
 }
 
 // observation is one value a callback observed, recorded by apply.
@@ -266,16 +292,6 @@ type observation struct {
 
 func (r *callbackReg) lock()   { r.sem <- struct{}{} }
 func (r *callbackReg) unlock() { <-r.sem }
-
-// tryLock takes sem if it is free.
-func (r *callbackReg) tryLock() bool {
-	select {
-	case r.sem <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
 
 // lockWithin takes sem, waiting for a run in progress no later than
 // deadline nor past ctx's end, and reports whether it did.
@@ -303,9 +319,10 @@ func (r *callbackReg) lockWithin(ctx context.Context, deadline time.Time) bool {
 // callback running and waits for it.
 var collectWaitHook func()
 
-// run calls the callback with ctx, buffering its observations. Called
-// with sem held.
+// run calls the callback with ctx, buffering its observations in
+// r.pending, and numbers the run. Called with sem held.
 func (r *callbackReg) run(ctx context.Context) {
+	defer func() { r.seq++ }()
 	r.pending, r.err = r.pending[:0], nil
 	switch {
 	case r.i64 != nil:
@@ -318,16 +335,50 @@ func (r *callbackReg) run(ctx context.Context) {
 	}
 }
 
-// apply records the observations of the last run and returns its error.
-// Called with the provider's collectMu (observe's state) and sem held.
-func (r *callbackReg) apply() error {
-	for _, x := range r.pending {
-		x.o.observe(x.set, x.v)
+// result moves what the run just ended observed into res (whose buffer
+// it takes back for the next run). Called with sem held.
+func (r *callbackReg) result(res *runResult) {
+	res.obs, r.pending = r.pending, res.obs[:0]
+	res.err, r.err = r.err, nil
+	res.seq = r.seq
+}
+
+// apply records the observations of res, unless a later run's were
+// applied already, and returns its error. Observations of one attribute
+// set by one run add up for a sum (an observable counter or up-down
+// counter observed twice for a set in one callback: 1, then 2, is 3, as
+// in the OTel SDK); for a gauge the last one counts. Called with the
+// provider's collectMu held (observe's state).
+func (r *callbackReg) apply(res *runResult) error {
+	if res.seq > r.applied {
+		r.applied = res.seq
+		r.order = r.order[:0]
+		for _, x := range res.obs {
+			if x.o.i.spec.kind == KindObservableGauge {
+				r.order = append(r.order, x)
+				continue
+			}
+			if r.sums == nil {
+				r.sums = map[sumKey]int{}
+			}
+			k := sumKey{x.o, distinctHash(&x.set)}
+			if j, ok := r.sums[k]; ok {
+				r.order[j].v += x.v
+				continue
+			}
+			r.sums[k] = len(r.order)
+			r.order = append(r.order, x)
+		}
+		for _, x := range r.order {
+			x.o.observe(x.set, x.v)
+		}
+		clear(r.sums)
+		clear(r.order)
 	}
-	clear(r.pending)
-	r.pending = r.pending[:0]
-	err := r.err
-	r.err = nil
+	clear(res.obs)
+	res.obs = res.obs[:0]
+	err := res.err
+	res.err = nil
 	return err
 }
 
@@ -403,19 +454,15 @@ func (p *MeterProvider) addCallback(r *callbackReg) {
 			r.lock()
 			defer r.unlock()
 			r.run(context.Background())
+			r.result(&r.snap)
 		},
 		Apply: func() {
-			// The snapshot's Run returned; if the callback runs again
-			// meanwhile (a Collect), that run applies its own values:
-			// never wait for it here, under core's collect lock, where a
-			// slow callback would stall every exporter's snapshot.
-			if !r.tryLock() {
-				return
-			}
+			// No sem: a Collect may be running the callback again, and
+			// a snapshot never waits for it (under core's collect lock,
+			// a slow callback would stall every exporter's snapshot).
 			p.collectMu.Lock()
-			err := r.apply()
+			err := r.apply(&r.snap)
 			p.collectMu.Unlock()
-			r.unlock()
 			if err != nil {
 				r.cb.Report(err)
 				otel.Handle(err)
@@ -530,7 +577,11 @@ func (r *callbackReg) runAndApply(ctx context.Context) (err error) {
 		}
 	}()
 	r.run(ctx) // no provider lock held: a snapshot applying other callbacks never waits on this one
+	var res runResult
+	r.result(&res)
 	r.p.collectMu.Lock()
 	defer r.p.collectMu.Unlock()
-	return r.apply()
+	err = r.apply(&res)
+	r.pending = res.obs[:0] // the buffer, back for the next run
+	return err
 }

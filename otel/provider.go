@@ -203,9 +203,17 @@ func (p *MeterProvider) Shutdown(context.Context) error {
 }
 
 // instrument returns the instrument named name, creating it as spec says.
+//
+// A name outside OTel's syntax is an error, but, as the OTel SDK does, the
+// instrument is made and records anyway when a view can carry the name
+// (1 to 255 printable ASCII bytes: a leading digit, a space, '$'); an
+// empty name, one with a byte outside printable ASCII or one over 255
+// bytes makes no instrument (a deliberate difference: no view, and no
+// backend, can hold it).
 func (p *MeterProvider) instrument(spec instSpec) (*inst, error) {
-	if err := validName(spec.name); err != nil {
-		return nil, err
+	nameErr := validName(spec.name)
+	if nameErr != nil && !viewName(p.cfg.prefix+spec.name) {
+		return nil, nameErr
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -225,12 +233,26 @@ func (p *MeterProvider) instrument(spec instSpec) (*inst, error) {
 			otel.Handle(fmt.Errorf("otel: instrument %q: created again as %q with unit %q, description %q, boundaries %v; it keeps its first name %q, unit %q, description %q, boundaries %v",
 				i.spec.name, spec.name, spec.unit, spec.desc, spec.bounds, i.spec.name, i.spec.unit, i.spec.desc, i.spec.bounds))
 		}
-		return i, nil
+		return i, nameErr
 	}
 	i := newInst(p, spec)
 	p.insts[key] = i
 	p.order = append(p.order, i)
-	return i, nil
+	return i, nameErr
+}
+
+// viewName reports whether name can name a view: 1 to 255 printable ASCII
+// bytes.
+func viewName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] < 0x20 || name[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // validName applies OTel's instrument name syntax: an ASCII letter, then

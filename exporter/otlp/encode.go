@@ -554,6 +554,12 @@ func (e *Encoder) read(kind core.Kind, s *core.Series, st *delta.View, p *point)
 	p.count = uint64(d.Count)
 	p.value = d.Sum
 	p.min, p.max = d.Min, d.Max
+	if d.Min > d.Max {
+		// Every sample was NaN (min and max leave NaN out: they are
+		// still +Inf and -Inf): NaN, as the OTel SDK exports, never min
+		// above max.
+		p.min, p.max = math.NaN(), math.NaN()
+	}
 	// OTLP: "Sum should only be filled out when measuring non-negative
 	// discrete events [...] Negative events *can* be recorded, but sum
 	// should not be filled out when doing so" (metrics.proto). d.Min is
