@@ -94,13 +94,20 @@ func (r Resource) FromEnv() (Resource, error) {
 // is a monotonic Counter (docs/metric-mapping.md), a Distribution a
 // Histogram, a LastValue a Gauge. So:
 //
-//	view kind (OTel instrument)   cumulative   delta        lowmemory
-//	Count, Sum (Counter)          Cumulative   Delta        Delta
-//	Distribution (Histogram)      Cumulative   Delta        Delta
-//	LastValue (Gauge)             Cumulative   Cumulative   Cumulative
+//	view kind (OTel instrument)             cumulative   delta        lowmemory
+//	Count, Sum (Counter)                    Cumulative   Delta        Delta
+//	ObservedSum (Asynchronous Counter)      Cumulative   Delta        Cumulative
+//	UpDownSum (UpDownCounter, asynchronous) Cumulative   Cumulative   Cumulative
+//	Distribution (Histogram)                Cumulative   Delta        Delta
+//	LastValue (Gauge)                       Cumulative   Cumulative   Cumulative
 //
-// delta and lowmemory differ only for instruments zerostat does not have
-// (asynchronous counters; up-down counters are cumulative in both). A
+// delta and lowmemory differ for asynchronous counters only: the otel
+// module's observable counters and metric.NewCounter (view.ObservedSum),
+// delta under delta, cumulative under lowmemory in OTLP. zerostat's
+// msgpack payload has one temporality for all its views, so there they
+// are delta under lowmemory too (a total in a delta payload would be
+// misread as an interval's): a difference until the format carries a
+// temporality per view. A
 // gauge's point is its last value whatever the temporality (OTLP's Gauge
 // has none); reading it cumulatively keeps no per-series delta state for
 // it, so EvictIdleAfter does not evict LastValue series under a
@@ -116,7 +123,8 @@ const (
 	// PreferDelta: counters and histograms delta, gauges cumulative.
 	PreferDelta = delta.PreferDelta
 	// PreferLowMemory: synchronous counters and histograms delta, the
-	// rest cumulative; for zerostat's kinds, the same as PreferDelta.
+	// rest cumulative: as PreferDelta but for asynchronous counters
+	// (view.ObservedSum), cumulative here.
 	PreferLowMemory = delta.PreferLowMemory
 )
 

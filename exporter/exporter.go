@@ -312,6 +312,9 @@ func New(sink Sink, opts Options) (*Exporter, error) {
 		return nil, fmt.Errorf("exporter: %w", err)
 	}
 	kinds, err := delta.NewKinds(opts.Temporality == Delta, opts.TemporalityPreference, "exporter: ")
+	// One temporality per payload: an asynchronous counter (view.ObservedSum)
+	// under lowmemory is delta here, where OTLP makes it cumulative.
+	kinds = kinds.OneTemporality()
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func newCallback(name, description, unit string, keys []tag.Key, fn func(*Observ
 	}
 	agg := view.LastValue()
 	if counter {
-		agg = view.Sum()
+		agg = view.ObservedSum() // an asynchronous counter: cumulative under lowmemory
 		c.last = map[string]float64{}
 		c.seen = map[string]struct{}{}
 	}

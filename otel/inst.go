@@ -342,6 +342,8 @@ func aggregationOf(s *instSpec) *view.Aggregation {
 		return view.LastValue()
 	case KindUpDownCounter, KindObservableUpDownCounter:
 		return view.UpDownSum()
+	case KindObservableCounter:
+		return view.ObservedSum() // cumulative under the lowmemory preference
 	}
 	return view.Sum()
 }

@@ -2,6 +2,9 @@ package otel_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/exporter/otlp"
 	zotel "github.com/zerostat/zerostat/otel"
 	"github.com/zerostat/zerostat/view"
 )
@@ -129,5 +134,65 @@ func TestAttributeKeysCaseInsensitive(t *testing.T) {
 	}
 	if ks := keys[p.ViewName("http.server.request.duration")]; !slices.Contains(ks, "http.route") || !slices.Contains(ks, "http.response.status_code") {
 		t.Errorf("the view of HTTP.Server.Request.Duration has keys %v; want the convention's", ks)
+	}
+}
+
+// TestLowMemoryKeepsObservableCountersCumulative (issue 42, item 9): under
+// the lowmemory temporality preference an observable counter (an
+// asynchronous counter) is exported cumulatively and a counter as deltas,
+// as the specification's table says; under delta both are deltas. Before,
+// lowmemory made observable counters delta too.
+func TestLowMemoryKeepsObservableCountersCumulative(t *testing.T) {
+	for _, pref := range []exporter.TemporalityPreference{exporter.PreferLowMemory, exporter.PreferDelta} {
+		p := newProvider(t, zotel.WithViewPrefix(t.Name()+"."+pref.String()+"."))
+		m := p.Meter("m")
+		total := int64(0)
+		if _, err := m.Int64ObservableCounter("obs", metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			total += 5
+			o.Observe(total)
+			return nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		c, err := m.Int64Counter("sync")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var last []byte
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			last = b
+			mu.Unlock()
+		}))
+		e, err := otlp.New(otlp.Options{Endpoint: srv.URL, TemporalityPreference: pref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			c.Add(ctx, 1)
+			if err := e.Export(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv.Close()
+		mu.Lock()
+		got := fromOTLP(t, last, p.ViewName(""))
+		mu.Unlock()
+		obs, syn := got["obs"], got["sync"]
+		if obs == nil || syn == nil {
+			t.Fatalf("%v: metrics %v", pref, got)
+		}
+		wantObs, wantValue := "cumulative", 10.0
+		if pref == exporter.PreferDelta {
+			wantObs, wantValue = "delta", 5
+		}
+		if obs.temporality != wantObs || !obs.monotonic || obs.points[""].value != wantValue {
+			t.Errorf("%v: the observable counter is %s monotonic=%v with %v; want %s with %v", pref, obs.temporality, obs.monotonic, obs.points[""].value, wantObs, wantValue)
+		}
+		if syn.temporality != "delta" || syn.points[""].value != 1 {
+			t.Errorf("%v: the counter is %s with %v; want delta with 1", pref, syn.temporality, syn.points[""].value)
+		}
 	}
 }

@@ -58,6 +58,13 @@ type Aggregation struct {
 	// non-monotonic sum (OTLP) instead of a counter. See UpDownSum. Not in
 	// OpenCensus.
 	UpDown bool
+	// Observed, for a sum, says a callback reports its total
+	// (OpenTelemetry's asynchronous counter: an observable counter, or a
+	// metric.NewCounter): under the lowmemory temporality preference it
+	// is read cumulatively, as the OpenTelemetry specification's table
+	// says, where a sum recorded by the program is read as deltas. See
+	// ObservedSum. Not in OpenCensus.
+	Observed bool
 }
 
 var (
@@ -115,6 +122,13 @@ func DistributionUpperInclusive(bounds ...float64) *Aggregation {
 // write) or a non-monotonic sum (OTLP), never as a counter. Not in
 // OpenCensus.
 func UpDownSum() *Aggregation { return &Aggregation{Type: AggTypeSum, UpDown: true} }
+
+// ObservedSum is Sum for a monotonic total a callback reports
+// (OpenTelemetry's asynchronous counter; zerostat's metric.NewCounter and
+// the otel module's observable counters use it). Its data is *SumData,
+// as Sum's; only the lowmemory temporality preference tells it apart
+// (it keeps it cumulative). Not in OpenCensus.
+func ObservedSum() *Aggregation { return &Aggregation{Type: AggTypeSum, Observed: true} }
 
 // LastValue keeps the last recorded value. Its data is *LastValueData.
 // Under concurrent records of one series, "last" is the last store to reach

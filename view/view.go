@@ -180,6 +180,7 @@ func (a *View) same(b *View) bool {
 		a.Aggregation.Type == b.Aggregation.Type &&
 		a.Aggregation.UpperInclusive == b.Aggregation.UpperInclusive &&
 		a.Aggregation.UpDown == b.Aggregation.UpDown &&
+		a.Aggregation.Observed == b.Aggregation.Observed &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		slices.EqualFunc(a.TagKeys, b.TagKeys, func(x, y tag.Key) bool { return x.Name() == y.Name() }))
 }
@@ -259,7 +260,8 @@ func (w *worker) Register(views ...*View) error {
 			continue
 		}
 		r.core = &core.View{Name: v.Name, Description: v.Description, Unit: r.measure.Unit, Keys: names, Agg: r.agg,
-			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum}
+			Measure: r.measure, Int: isInt, UpDown: v.Aggregation.UpDown && v.Aggregation.Type == AggTypeSum,
+			Observed: v.Aggregation.Observed && v.Aggregation.Type == AggTypeSum}
 		r.core.Help = promname.MetricOf(r.core).Help
 		core.AddView(r.core)
 		r.measure.Subscribe(r.agg)

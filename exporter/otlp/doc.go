@@ -62,11 +62,11 @@
 //	-                                            MaxQueuedBytes          16 MiB of delta requests kept        none (a failed export is lost)
 //	                                                                     when the receiver is down
 //
-// The temporality preference, per kind of view (zerostat's views are
-// synchronous instruments; exporter.TemporalityPreference):
+// The temporality preference, per kind of view (exporter.TemporalityPreference):
 //
 //	view (OTel instrument)        cumulative   delta        lowmemory
 //	Count, Sum (Counter)          cumulative   delta        delta
+//	ObservedSum (async Counter)   cumulative   delta        cumulative (the otel module's observable counters, metric.NewCounter)
 //	Distribution (Histogram)      cumulative   delta        delta
 //	UpDownSum (UpDownCounter)     cumulative   cumulative   cumulative (with Temporality Delta too: see below)
 //	LastValue (Gauge)             -            -            -          (a Gauge has no temporality: its last value)

@@ -29,6 +29,10 @@ type View struct {
 	// UpDown marks a sum that may go down (view.UpDownSum): a gauge or a
 	// non-monotonic sum to exporters, never a counter.
 	UpDown bool
+	// Observed marks a sum a callback reports (view.ObservedSum: an
+	// asynchronous counter), which the lowmemory preference reads
+	// cumulatively (delta.Kinds.Reads).
+	Observed bool
 
 	// Help is the metric's description as the one mapping gives it
 	// (internal/promname, which the view package asks before AddView):

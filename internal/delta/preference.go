@@ -59,30 +59,50 @@ func (p Preference) Delta(k core.Kind) bool {
 	return false
 }
 
-// Kinds says which aggregation kinds an exporter reads as deltas.
-type Kinds [core.KindLastValue + 1]bool
+// Kinds says which aggregation kinds an exporter reads as deltas, and
+// whether observed sums (asynchronous counters) stay cumulative (the
+// lowmemory preference).
+type Kinds struct {
+	d              [core.KindLastValue + 1]bool
+	observedTotals bool
+}
 
 // NewKinds returns the kinds read as deltas when every view is delta
 // (all: an exporter's Temporality Delta) or under preference p. Setting
 // both is an error, naming the options after prefix ("otlp: ").
 func NewKinds(all bool, p Preference, prefix string) (Kinds, error) {
-	var d Kinds
+	var k Kinds
+	d := &k.d
 	if p > PreferLowMemory {
-		return d, fmt.Errorf("%sunknown TemporalityPreference %d", prefix, p)
+		return k, fmt.Errorf("%sunknown TemporalityPreference %d", prefix, p)
 	}
 	if all && p != PreferCumulative {
-		return d, fmt.Errorf("%sTemporality Delta and TemporalityPreference %v are both set; set one", prefix, p)
+		return k, fmt.Errorf("%sTemporality Delta and TemporalityPreference %v are both set; set one", prefix, p)
 	}
-	for k := core.KindCount; int(k) < len(d); k++ {
-		d[k] = all || p.Delta(k)
+	for kind := core.KindCount; int(kind) < len(d); kind++ {
+		d[kind] = all || p.Delta(kind)
 	}
-	return d, nil
+	// lowmemory: "Synchronous Counter: Delta; Asynchronous Counter:
+	// Cumulative" (the specification's table), where delta makes both
+	// delta.
+	k.observedTotals = p == PreferLowMemory
+	return k, nil
+}
+
+// OneTemporality returns d for an encoder whose payload has one
+// temporality for all its views (zerostat's msgpack format): observed
+// sums are then read as deltas under lowmemory too, as every other sum
+// (a total in a delta payload would be misread as an interval's). OTLP
+// gives each metric its own temporality and keeps d as it is.
+func (d Kinds) OneTemporality() Kinds {
+	d.observedTotals = false
+	return d
 }
 
 // Any reports whether some kind is read as deltas: the exporter then
 // needs a Tracker and queues the requests it could not send.
 func (d *Kinds) Any() bool {
-	for _, b := range d {
+	for _, b := range d.d {
 		if b {
 			return true
 		}
@@ -91,12 +111,16 @@ func (d *Kinds) Any() bool {
 }
 
 // Has reports whether kind k is read as deltas.
-func (d *Kinds) Has(k core.Kind) bool { return int(k) < len(d) && d[k] }
+func (d *Kinds) Has(k core.Kind) bool { return int(k) < len(d.d) && d.d[k] }
 
 // Reads reports whether view v is read as deltas: its kind's choice, but
 // never for an up-down sum (view.UpDownSum), which is always read as its
 // total, as the specification's delta and lowmemory preferences keep an
 // UpDownCounter cumulative: a delta of a total that goes both ways is
-// what a delta-to-Prometheus pipeline drops. Every exporter decides with
-// it, so a view has one temporality on every path.
-func (d *Kinds) Reads(v *core.View) bool { return !v.UpDown && d.Has(v.Agg.Kind()) }
+// what a delta-to-Prometheus pipeline drops; nor, under the lowmemory
+// preference, for an observed sum (an asynchronous counter, whose total a
+// callback reports), which that preference keeps cumulative. Every
+// exporter decides with it, so a view has one temporality on every path.
+func (d *Kinds) Reads(v *core.View) bool {
+	return !v.UpDown && !(v.Observed && d.observedTotals) && d.Has(v.Agg.Kind())
+}

@@ -47,3 +47,35 @@ func TestNewKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsObservedSums: an observed sum (an asynchronous counter, as
+// metric.NewCounter and the otel module's observable counters make) is
+// read as deltas under delta, cumulatively under lowmemory (the
+// specification's table), and as deltas under lowmemory by an encoder
+// with one temporality per payload (OneTemporality: msgpack).
+func TestReadsObservedSums(t *testing.T) {
+	sum := &core.View{Agg: core.NewAggregator(core.KindSum, nil, nil, 0)}
+	observed := &core.View{Agg: sum.Agg, Observed: true}
+	for _, tc := range []struct {
+		p                 Preference
+		one               bool
+		wantSum, wantObsd bool
+	}{
+		{PreferCumulative, false, false, false},
+		{PreferDelta, false, true, true},
+		{PreferLowMemory, false, true, false},
+		{PreferLowMemory, true, true, true},
+	} {
+		k, err := NewKinds(false, tc.p, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.one {
+			k = k.OneTemporality()
+		}
+		if k.Reads(sum) != tc.wantSum || k.Reads(observed) != tc.wantObsd {
+			t.Errorf("%v (one temporality %v): a sum read as deltas %v, an observed sum %v; want %v, %v",
+				tc.p, tc.one, k.Reads(sum), k.Reads(observed), tc.wantSum, tc.wantObsd)
+		}
+	}
+}
