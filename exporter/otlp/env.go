@@ -2,8 +2,10 @@ package otlp
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/zerostat/zerostat/exporter"
@@ -45,7 +47,14 @@ func metricsVar(generic string) string {
 // percent-decoded; timeouts and the interval are milliseconds. An invalid
 // value is an error naming the variable. New calls it when FromEnv is
 // set; it reads the environment (and the TLS files it names) once.
-func (o Options) WithEnv() (Options, error) {
+func (o Options) WithEnv() (Options, error) { return o.WithEnvDefault("") }
+
+// WithEnvDefault is WithEnv for an exporter whose protocol, when neither
+// o.Protocol nor the environment sets one, is protocol (otlpgrpc.New:
+// gRPC): the endpoint variables are then read as that protocol's (a
+// gRPC target, http:// or https:// URLs included), and its rules are
+// checked, each error naming its variable.
+func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	var env otelenv.Env
 	get := func(generic string) (name, value string) { return env.First(metricsVar(generic), generic) }
 	fail := func(err error) (Options, error) { return o, fmt.Errorf("otlp: %w", err) }
@@ -57,6 +66,9 @@ func (o Options) WithEnv() (Options, error) {
 			}
 			o.Protocol = v
 		}
+	}
+	if o.Protocol == "" {
+		o.Protocol = protocol
 	}
 	if o.Endpoint == "" && o.URL == "" {
 		if n, v := get(EnvEndpoint); o.Protocol == ProtocolGRPC && v != "" {
@@ -91,6 +103,9 @@ func (o Options) WithEnv() (Options, error) {
 			if !ValidHeaderValue(p.Value) {
 				// The value is not quoted: it may be a credential.
 				return fail(fmt.Errorf("%s: the value of header %q has a control character", n, p.Key))
+			}
+			if o.Protocol == ProtocolGRPC && !GRPCHeaderValue(p.Key, p.Value) {
+				return fail(fmt.Errorf("%s: the value of header %q is not one gRPC can send: printable ASCII only (or a key ending in -bin)", n, p.Key))
 			}
 			k := http.CanonicalHeaderKey(p.Key)
 			if _, inCode := o.Header[k]; inCode {
@@ -140,6 +155,15 @@ func (o Options) WithEnv() (Options, error) {
 			return fail(err)
 		}
 	}
+	if len(tlsVars) > 0 && o.Protocol == ProtocolGRPC {
+		// TLS files with a plaintext target: name the variables that
+		// made each.
+		if _, useTLS, err := GRPCTarget(o.Endpoint, o.TLS.Insecure); err == nil && !useTLS {
+			_, en := get(EnvEndpoint)
+			ins, _ := get(EnvInsecure)
+			return fail(fmt.Errorf("%s set, but the endpoint %q is plaintext (an http:// URL, or host:port with %s true): TLS files need TLS", strings.Join(tlsVars, ", "), en, ins))
+		}
+	}
 	if v := env.Get(EnvTemporality); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == exporter.PreferCumulative {
 		if o.TemporalityPreference, err = exporter.ParseTemporalityPreference(v); err != nil {
 			return fail(fmt.Errorf("%s: %w", EnvTemporality, err))
@@ -157,6 +181,27 @@ func (o Options) WithEnv() (Options, error) {
 	return o, nil
 }
 
+// validPort reports whether p is a port number, 1 to 65535.
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == p
+}
+
+// GRPCHeaderValue reports whether gRPC can send v as the value of header
+// key: printable ASCII, unless the key ends in -bin (gRPC fails every
+// call otherwise).
+func GRPCHeaderValue(key, v string) bool {
+	if strings.HasSuffix(strings.ToLower(key), "-bin") {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // GRPCTarget returns the gRPC target (host:port) of endpoint and whether
 // to connect with TLS: an http:// endpoint without, https:// with, one
 // without a scheme with TLS unless insecure (the OTLP specification's
@@ -166,8 +211,13 @@ func GRPCTarget(endpoint string, insecure bool) (target string, useTLS bool, err
 		endpoint = DefaultGRPCEndpoint
 	}
 	if !strings.Contains(endpoint, "://") {
-		if strings.ContainsAny(endpoint, "/?#") || endpoint == "" {
+		if strings.ContainsAny(endpoint, "/?# ") {
 			return "", false, fmt.Errorf("endpoint %q is not host:port or an http or https URL", endpoint)
+		}
+		// A target gRPC can dial: host:port (accepted before, "::x::"
+		// made every export fail).
+		if _, port, err := net.SplitHostPort(endpoint); err != nil || !validPort(port) {
+			return "", false, fmt.Errorf("endpoint %q is not host:port (a port of 1 to 65535) or an http or https URL", endpoint)
 		}
 		return endpoint, !insecure, nil
 	}

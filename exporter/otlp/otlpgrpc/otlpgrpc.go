@@ -60,7 +60,9 @@ type Exporter struct {
 func New(opts otlp.Options) (*Exporter, error) {
 	var err error
 	if opts.FromEnv {
-		if opts, err = opts.WithEnv(); err != nil {
+		// gRPC unless a protocol is set: the endpoint variables are read
+		// as gRPC targets.
+		if opts, err = opts.WithEnvDefault(otlp.ProtocolGRPC); err != nil {
 			return nil, err
 		}
 	}
@@ -142,26 +144,14 @@ func requestMetadata(h http.Header) (metadata.MD, error) {
 		if lk == "content-type" || lk == "te" || lk == "user-agent" || strings.HasPrefix(lk, "grpc-") || strings.HasPrefix(lk, ":") {
 			return nil, fmt.Errorf("otlp: Header sets %s, which gRPC sets", k)
 		}
-		if !strings.HasSuffix(lk, "-bin") {
-			for _, v := range vs {
-				if !printableASCII(v) {
-					return nil, fmt.Errorf("otlp: Header %q has a value gRPC cannot send: printable ASCII only (or a key ending in -bin)", k)
-				}
+		for _, v := range vs {
+			if !otlp.GRPCHeaderValue(lk, v) {
+				return nil, fmt.Errorf("otlp: Header %q has a value gRPC cannot send: printable ASCII only (or a key ending in -bin)", k)
 			}
 		}
 		md[lk] = append(md[lk], vs...)
 	}
 	return md, nil
-}
-
-// printableASCII reports whether s is all bytes 0x20 to 0x7e.
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // sender sends requests over its connection, which Stop closes (close)

@@ -503,3 +503,66 @@ func TestExportAfterStopReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEnvWithoutProtocol (issue 42, item 8): with OTEL_EXPORTER_OTLP_PROTOCOL
+// unset, otlpgrpc.New reads the endpoint variables as gRPC targets, as its
+// docs promise: a metrics endpoint http://host:port, and host:port with
+// OTEL_EXPORTER_OTLP_INSECURE=true. Before, the first was refused ("URL
+// is for OTLP/HTTP", naming no variable) and the second failed to parse
+// as a URL.
+func TestEnvWithoutProtocol(t *testing.T) {
+	fixture(t)
+	c := newCollector(t, nil)
+	for _, env := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://" + c.addr},
+		{otlp.EnvEndpoint: c.addr, otlp.EnvInsecure: "true"},
+	} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		before, _ := c.got()
+		e, err := New(otlp.Options{FromEnv: true, Retry: otlp.Retry{Disabled: true}})
+		if err != nil {
+			t.Fatalf("%v: %v", env, err)
+		}
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatalf("%v: export: %v", env, err)
+		}
+		if after, _ := c.got(); len(after) != len(before)+1 {
+			t.Errorf("%v: %d requests reached the collector; want 1", env, len(after)-len(before))
+		}
+		e.s.close()
+		for k := range env {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+// TestEnvErrorsNameTheVariable (issue 42, item 11): a gRPC header value
+// gRPC cannot send, TLS files with a plaintext endpoint, and an endpoint
+// that is no gRPC target are refused by New with an error naming the
+// variable. Before, the first two named an option, and the third was
+// accepted at start-up, then every export failed.
+func TestEnvErrorsNameTheVariable(t *testing.T) {
+	ca := testca.New(t)
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{otlp.EnvEndpoint: "127.0.0.1:4317", otlp.EnvInsecure: "true", otlp.EnvHeaders: "api-key=caf%C3%A9"}, otlp.EnvHeaders},
+		{map[string]string{otlp.EnvEndpoint: "http://127.0.0.1:4317", otlp.EnvCertificate: ca.CAFile}, otlp.EnvCertificate},
+		{map[string]string{otlp.EnvEndpoint: "::not a target::"}, otlp.EnvEndpoint},
+		{map[string]string{otlp.EnvEndpoint: "localhost:notaport"}, otlp.EnvEndpoint},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		_, err := New(otlp.Options{FromEnv: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want an error naming %s", tc.env, err, tc.want)
+		}
+		for k := range tc.env {
+			t.Setenv(k, "")
+		}
+	}
+}
