@@ -382,21 +382,7 @@ func TestProtocolChoosesTransport(t *testing.T) {
 // first, once it answers: the counts add up exactly.
 func TestDeltaQueueOverGRPC(t *testing.T) {
 	p, m := fixture(t)
-	down := true
-	var mu sync.Mutex
-	c := newCollector(t, func(int) (*colmetricspb.ExportMetricsServiceResponse, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if down {
-			return nil, status.Error(codes.Unavailable, "restarting")
-		}
-		return &colmetricspb.ExportMetricsServiceResponse{}, nil
-	})
-	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, TemporalityPreference: exporter.PreferDelta,
-		Retry: otlp.Retry{Disabled: true}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, e, setDown := downCollector(t)
 	ctx := context.Background()
 	if err := e.Export(ctx); err == nil { // the 3 records: queued
 		t.Fatal("export to a receiver that is down: no error")
@@ -409,9 +395,7 @@ func TestDeltaQueueOverGRPC(t *testing.T) {
 	if st := e.Stats(); st.Queued != 2 {
 		t.Fatalf("stats %+v; want 2 requests queued", st)
 	}
-	mu.Lock()
-	down = false
-	mu.Unlock()
+	setDown(false)
 	if err := e.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -465,28 +449,12 @@ func TestRequestMetadataValues(t *testing.T) {
 // until its deadline, and sent nothing.
 func TestExportAfterStopReconnects(t *testing.T) {
 	p, _ := fixture(t)
-	var mu sync.Mutex
-	down := true
-	c := newCollector(t, func(int) (*colmetricspb.ExportMetricsServiceResponse, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if down {
-			return nil, status.Error(codes.Unavailable, "restarting")
-		}
-		return &colmetricspb.ExportMetricsServiceResponse{}, nil
-	})
-	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, TemporalityPreference: exporter.PreferDelta,
-		Retry: otlp.Retry{Disabled: true}, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, e, setDown := downCollector(t)
 	ctx := context.Background()
 	if err := e.Stop(ctx); err == nil || e.Stats().Queued == 0 {
 		t.Fatalf("Stop with the receiver down: %v, stats %+v; want the request queued", err, e.Stats())
 	}
-	mu.Lock()
-	down = false
-	mu.Unlock()
+	setDown(false)
 	before, _ := c.got()
 	if err := e.Export(ctx); err != nil {
 		t.Fatalf("Export after Stop: %v", err)
@@ -565,4 +533,25 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 			t.Setenv(k, "")
 		}
 	}
+}
+
+// downCollector returns a collector that answers UNAVAILABLE until
+// setDown(false), and a delta exporter to it that does not retry.
+func downCollector(t *testing.T) (*collector, *Exporter, func(bool)) {
+	var mu sync.Mutex
+	down := true
+	c := newCollector(t, func(int) (*colmetricspb.ExportMetricsServiceResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return nil, status.Error(codes.Unavailable, "restarting")
+		}
+		return &colmetricspb.ExportMetricsServiceResponse{}, nil
+	})
+	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, TemporalityPreference: exporter.PreferDelta,
+		Retry: otlp.Retry{Disabled: true}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, e, func(d bool) { mu.Lock(); down = d; mu.Unlock() }
 }
