@@ -157,22 +157,29 @@ func TemporalityOf(p TemporalityPreference, t view.AggType) wire.Temporality {
 // fromEnv fills the options FromEnv reads: the Resource, the Interval
 // (OTEL_METRIC_EXPORT_INTERVAL, milliseconds) when zero, the
 // TemporalityPreference when neither it nor Temporality is set.
+//
+// A number or enum value not recognised (the interval, the preference) is
+// logged as a warning on o.Logger and ignored, the default used, as the
+// specification says; an invalid resource attribute fails.
 func (o Options) fromEnv() (Options, error) {
 	var env otelenv.Env
 	var err error
 	if o.Resource, err = o.Resource.FromEnv(); err != nil {
 		return o, err
 	}
+	var ignored []otelenv.Ignored
 	if o.Interval == 0 {
 		if o.Interval, err = env.Positive(EnvMetricExportInterval); err != nil {
-			return o, err
+			o.Interval = 0
+			ignored = append(ignored, otelenv.Ignored{Err: err})
 		}
 	}
 	if v := env.Get(EnvTemporalityPreference); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == PreferCumulative {
 		if o.TemporalityPreference, err = ParseTemporalityPreference(v); err != nil {
-			return o, fmt.Errorf("%s: %w", EnvTemporalityPreference, err)
+			ignored = append(ignored, otelenv.Ignored{Err: fmt.Errorf("%s: %w", EnvTemporalityPreference, err)})
 		}
 	}
+	otelenv.Warn(o.Logger, "zerostat exporter", ignored)
 	return o, nil
 }
 

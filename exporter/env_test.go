@@ -1,7 +1,9 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -150,18 +152,37 @@ func TestOptionsFromEnv(t *testing.T) {
 		t.Errorf("without FromEnv: got %v, %v, %q; want the defaults", e.opts.Interval, e.opts.TemporalityPreference, e.opts.Resource.ServiceName)
 	}
 
+	// A resource attribute that cannot be read fails New, naming it.
+	t.Run(EnvResourceAttributes+"=x", func(t *testing.T) {
+		t.Setenv(EnvResourceAttributes, "x")
+		_, err := New(sink, Options{FromEnv: true})
+		if err == nil || !strings.Contains(err.Error(), EnvResourceAttributes) || !strings.Contains(err.Error(), "exporter: ") {
+			t.Errorf("got %v; want an error naming %s", err, EnvResourceAttributes)
+		}
+	})
+	// A number or enum value not recognised is a warning naming the
+	// variable and the value, and the default is used (issue 42, item 10;
+	// before, New failed).
 	for _, tc := range []struct{ name, value string }{
 		{EnvMetricExportInterval, "10s"},
 		{EnvMetricExportInterval, "0"},
 		{EnvMetricExportInterval, "-5"},
 		{EnvTemporalityPreference, "sometimes"},
-		{EnvResourceAttributes, "x"},
 	} {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			t.Setenv(EnvMetricExportInterval, "")
+			t.Setenv(EnvTemporalityPreference, "")
 			t.Setenv(tc.name, tc.value)
-			_, err := New(sink, Options{FromEnv: true})
-			if err == nil || !strings.Contains(err.Error(), tc.name) || !strings.Contains(err.Error(), "exporter: ") {
-				t.Errorf("got %v; want an error naming %s", err, tc.name)
+			var log bytes.Buffer
+			e, err := New(sink, Options{FromEnv: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			if err != nil {
+				t.Fatalf("New: %v; want the value ignored", err)
+			}
+			if e.opts.Interval != DefaultInterval || e.opts.TemporalityPreference != PreferCumulative {
+				t.Errorf("interval %v, preference %v; want the defaults", e.opts.Interval, e.opts.TemporalityPreference)
+			}
+			if l := log.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, tc.name) || !strings.Contains(l, tc.value) {
+				t.Errorf("log %q; want a warning naming %s and %q", l, tc.name, tc.value)
 			}
 		})
 	}

@@ -120,7 +120,9 @@ type Options struct {
 	// (milliseconds) into Interval, and
 	// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE into
 	// TemporalityPreference when neither it nor Temporality is set. An
-	// invalid value fails New with an error naming the variable. Without
+	// invalid number or preference is logged as a warning on Logger and
+	// ignored (the default used), as the specification says; an invalid
+	// resource attribute fails New with an error naming the variable. Without
 	// FromEnv no variable is read.
 	FromEnv bool
 	// Name tags this exporter's self-observability (package selfstats,

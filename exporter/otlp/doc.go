@@ -26,9 +26,15 @@
 // options left unset; without it none is read (Options.WithEnv shows the
 // result). Precedence: the option set in code, then the metrics-specific
 // variable (OTEL_EXPORTER_OTLP_METRICS_X), then the generic one
-// (OTEL_EXPORTER_OTLP_X). An empty variable is unset. An invalid value
-// fails New with an error naming the variable; OTel Go's exporters log it
-// and go on without it.
+// (OTEL_EXPORTER_OTLP_X). An empty variable is unset. A value not
+// recognised of an enum (PROTOCOL, COMPRESSION, the temporality
+// preference), a number (TIMEOUT, OTEL_METRIC_EXPORT_INTERVAL) or a
+// boolean (INSECURE) is logged as a warning on Options.Logger, naming the
+// variable and the value, and ignored: the default is used, as the
+// specification says (MUST for enums, SHOULD for the others). A value
+// that cannot be ignored safely (an endpoint or header that cannot be
+// parsed, a TLS file that cannot be read, a resource attribute) fails New
+// with an error naming the variable. PROTOCOL is matched in any case.
 //
 //	variable (OTEL_EXPORTER_OTLP_[METRICS_]...)  option                  zerostat default                     OTel Go otlpmetrichttp / otlpmetricgrpc (v1.47)
 //	ENDPOINT (generic)                           Endpoint                HTTP http://localhost:4318,          https://localhost:4318 / localhost:4317 with TLS;
@@ -40,8 +46,8 @@
 //	HEADERS                                      Header (code's names    none                                 values percent-decoded (names not); a bad member
 //	                                             win); names and values                                       is logged and skipped
 //	                                             percent-decoded
-//	TIMEOUT (ms)                                 Timeout (per attempt)   5 s                                  10 s; invalid: logged, ignored
-//	COMPRESSION (gzip, none)                     Compression             none                                 the same; any other value means none
+//	TIMEOUT (ms)                                 Timeout (per attempt)   5 s                                  10 s; invalid: logged, ignored (zerostat too)
+//	COMPRESSION (gzip, none)                     Compression             none; another value: logged, none    the same; any other value means none
 //	PROTOCOL (http/protobuf, grpc)               Protocol                http/protobuf (otlp.New);            not read: the package chosen is the protocol
 //	                                                                     otlpgrpc.New: grpc unless the
 //	                                                                     variable says http/protobuf

@@ -58,13 +58,22 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	var env otelenv.Env
 	get := func(generic string) (name, value string) { return env.First(metricsVar(generic), generic) }
 	fail := func(err error) (Options, error) { return o, fmt.Errorf("otlp: %w", err) }
+	// An enum, number or boolean value not recognised is a warning, and
+	// the default is used (the specification: MUST for enums, SHOULD for
+	// the others); what cannot be ignored safely (an endpoint, a header,
+	// a TLS file) fails.
+	var ignored []otelenv.Ignored
+	ignore := func(err error) { ignored = append(ignored, otelenv.Ignored{Err: err}) }
+	defer func() { otelenv.Warn(o.Logger, "zerostat otlp", ignored) }()
 	var err error
 	if o.Protocol == "" {
 		if n, v := get(EnvProtocol); v != "" {
-			if v != ProtocolHTTP && v != ProtocolGRPC {
-				return fail(fmt.Errorf("%s=%q: zerostat sends %s and %s", n, v, ProtocolHTTP, ProtocolGRPC))
+			switch lv := strings.ToLower(v); lv {
+			case ProtocolHTTP, ProtocolGRPC:
+				o.Protocol = lv
+			default:
+				ignore(fmt.Errorf("%s=%q: zerostat sends %s and %s", n, v, ProtocolHTTP, ProtocolGRPC))
 			}
-			o.Protocol = v
 		}
 	}
 	if o.Protocol == "" {
@@ -121,7 +130,8 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	if o.Timeout == 0 {
 		n, _ := get(EnvTimeout)
 		if o.Timeout, err = env.Positive(n); err != nil {
-			return fail(err)
+			o.Timeout = 0
+			ignore(err)
 		}
 	}
 	if n, v := get(EnvCompression); v != "" && o.Compression == NoCompression {
@@ -130,7 +140,7 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 			o.Compression = Gzip
 		case "none":
 		default:
-			return fail(fmt.Errorf("%s=%q: want gzip or none", n, v))
+			ignore(fmt.Errorf("%s=%q: want gzip or none", n, v))
 		}
 	}
 	var tlsVars []string
@@ -152,7 +162,7 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	}
 	if n, v := get(EnvInsecure); v != "" && !o.TLS.Insecure {
 		if o.TLS.Insecure, err = otelenv.Bool(n, v); err != nil {
-			return fail(err)
+			ignore(err)
 		}
 	}
 	if len(tlsVars) > 0 && o.Protocol == ProtocolGRPC {
@@ -166,12 +176,13 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	}
 	if v := env.Get(EnvTemporality); v != "" && o.Temporality == Cumulative && o.TemporalityPreference == exporter.PreferCumulative {
 		if o.TemporalityPreference, err = exporter.ParseTemporalityPreference(v); err != nil {
-			return fail(fmt.Errorf("%s: %w", EnvTemporality, err))
+			ignore(fmt.Errorf("%s: %w", EnvTemporality, err))
 		}
 	}
 	if o.Interval == 0 {
 		if o.Interval, err = env.Positive(EnvMetricExportPeriod); err != nil {
-			return fail(err)
+			o.Interval = 0
+			ignore(err)
 		}
 	}
 	if o.Resource, err = o.Resource.FromEnv(); err != nil {

@@ -1,10 +1,12 @@
 package otlp
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -94,15 +96,8 @@ func TestWithEnvErrors(t *testing.T) {
 		{EnvHeaders, "bad key=1"},
 		{EnvHeaders, "api-key=abc%0Adef"}, // a control character: net/http would refuse every request
 		{metricsVar(EnvHeaders), "x=%7F"},
-		{EnvTimeout, "10s"},
-		{metricsVar(EnvTimeout), "0"},
-		{EnvCompression, "zstd"},
-		{EnvProtocol, "http/json"},
 		{EnvCertificate, "/nonexistent/ca.pem"},
 		{metricsVar(EnvClientKey), "/nonexistent/key.pem"},
-		{EnvInsecure, "yes"},
-		{EnvTemporality, "sometimes"},
-		{EnvMetricExportPeriod, "-1"},
 		{exporter.EnvResourceAttributes, "a"},
 	} {
 		t.Run(tc[0]+"="+tc[1], func(t *testing.T) {
@@ -324,5 +319,50 @@ func TestTemporalityPreference(t *testing.T) {
 	}
 	if _, err := New(Options{Temporality: Delta, TemporalityPreference: exporter.PreferDelta}); err == nil {
 		t.Error("Temporality Delta with a preference: no error")
+	}
+}
+
+// TestWithEnvIgnoresUnrecognisedValues (issue 42, item 10): an enum, number
+// or boolean value the exporter does not recognise is logged as a warning
+// naming the variable and the value, and ignored: New succeeds with the
+// default, as the specification says (MUST for enums, SHOULD for the
+// others). Before, each made New fail and the service exported nothing.
+// Values that cannot be ignored safely still fail (TestWithEnvErrors).
+func TestWithEnvIgnoresUnrecognisedValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		check       func(*Exporter) bool
+	}{
+		{EnvProtocol, "foo", func(e *Exporter) bool { return e.URL() == "http://localhost:4318/v1/metrics" }},
+		{EnvProtocol, "http/json", func(e *Exporter) bool { return e.URL() == "http://localhost:4318/v1/metrics" }},
+		{EnvTimeout, "abc", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
+		{EnvTimeout, "10s", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
+		{metricsVar(EnvTimeout), "0", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
+		{EnvCompression, "br", func(e *Exporter) bool { return e.opts.Compression == NoCompression }},
+		{metricsVar(EnvCompression), "zstd", func(e *Exporter) bool { return e.opts.Compression == NoCompression }},
+		{EnvInsecure, "yes", func(e *Exporter) bool { return !e.opts.TLS.Insecure }},
+		{EnvTemporality, "foo", func(e *Exporter) bool { return e.opts.TemporalityPreference == exporter.PreferCumulative }},
+		{EnvMetricExportPeriod, "-1", func(e *Exporter) bool { return e.opts.Interval == exporter.DefaultInterval }},
+		{EnvMetricExportPeriod, "1m", func(e *Exporter) bool { return e.opts.Interval == exporter.DefaultInterval }},
+	} {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.name, tc.value)
+			var log bytes.Buffer
+			e, err := New(Options{FromEnv: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			if err != nil {
+				t.Fatalf("New: %v; want the value ignored", err)
+			}
+			if !tc.check(e) {
+				t.Errorf("options %+v; want the default", e.opts)
+			}
+			if l := log.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, tc.name) || !strings.Contains(l, tc.value) {
+				t.Errorf("log %q; want a warning naming %s and %q", l, tc.name, tc.value)
+			}
+		})
+	}
+	// OTEL_EXPORTER_OTLP_PROTOCOL is matched as the other enums: in any case.
+	t.Setenv(EnvProtocol, "HTTP/Protobuf")
+	if o, err := (Options{}).WithEnv(); err != nil || o.Protocol != ProtocolHTTP {
+		t.Errorf("HTTP/Protobuf: %q, %v; want %s", o.Protocol, err, ProtocolHTTP)
 	}
 }

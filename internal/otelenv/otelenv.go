@@ -11,6 +11,7 @@ package otelenv
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strconv"
@@ -109,6 +110,28 @@ func Pairs(name, value string) ([]Pair, error) {
 		out = append(out, Pair{dk, dv})
 	}
 	return out, nil
+}
+
+// Ignored is a value the specification says to warn about and ignore
+// ("an enum value the implementation does not recognise MUST produce a
+// warning and be ignored"; numeric and boolean values SHOULD be treated
+// likewise): the default is used instead. Err says which variable and
+// value, and what was expected.
+type Ignored struct{ Err error }
+
+func (i Ignored) Error() string {
+	return i.Err.Error() + ": ignored, the default is used"
+}
+
+// Warn logs each of ignored on lg (nil: slog.Default()), naming the
+// exporter (who), once each, as a warning.
+func Warn(lg *slog.Logger, who string, ignored []Ignored) {
+	if lg == nil {
+		lg = slog.Default()
+	}
+	for _, i := range ignored {
+		lg.Warn(who+": an environment variable's value is not recognised", "err", i.Error())
+	}
 }
 
 // Positive returns the duration in milliseconds that name holds, 0 when
