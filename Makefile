@@ -65,7 +65,8 @@ test-386:
 # Each fuzz target briefly; the seed corpora in testdata/fuzz also run as
 # plain tests in `unit`.
 #
-# The budget is a count of executions (2 to 6 s each on the 2-core VM),
+# The budget is a count of executions (1.6 to 9.7 s each on the 2-core VM,
+# 2026-12-04),
 # not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
 # clean run with a bare "context deadline exceeded" at the deadline when a
 # worker has not yet seen the cancellation (golang/go#75804, fixed in Go

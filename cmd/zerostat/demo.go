@@ -75,6 +75,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *duration <= 0 || *period <= 0 || *workers <= 0 {
 		return usageError(fs, stderr, "-duration, -period and -workers must be positive")
 	}
+	if *wireVersion != 1 && *wireVersion != 2 {
+		return usageError(fs, stderr, "-wire-version %d: want 1 or 2", *wireVersion)
+	}
 	if *exportTo != "" {
 		if err := checkExportURL(*exportTo); err != nil {
 			return usageError(fs, stderr, "-export-to: %v", err)

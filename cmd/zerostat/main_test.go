@@ -136,6 +136,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"demo", "-bogus"}, 2, "-bogus"},
 		{[]string{"demo", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"demo", "-format", "xml"}, 2, `unknown -format "xml"`},
+		// Issue 44, item 6: 3 exited 1 without a usage hint; 0 was taken
+		// silently, and sent version 1.
+		{[]string{"demo", "-wire-version", "3"}, 2, "-wire-version 3: want 1 or 2"},
+		{[]string{"demo", "-wire-version", "0"}, 2, "-wire-version 0: want 1 or 2"},
 		{[]string{"demo", "-export-to", "not a url"}, 2, `-export-to: "not a url" is not an http:// or https:// URL`},
 		{[]string{"demo", "-export-to", "ftp://127.0.0.1/"}, 2, "is not an http:// or https:// URL"},
 		{[]string{"demo", "-export-to", "http:///receive"}, 2, "has no host"},
