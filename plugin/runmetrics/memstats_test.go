@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/metric"
 	"github.com/zerostat/zerostat/plugin/runmetrics"
@@ -73,5 +74,26 @@ func TestThreadsAsClientGolang(t *testing.T) {
 	t.Logf("ThreadCreateProfile %d..%d, /sched/threads/total %d", lo, hi, live)
 	if v := value(t, "go_threads"); v < float64(lo) || v > float64(hi) {
 		t.Errorf("go_threads = %v; want runtime.ThreadCreateProfile's count, in [%d, %d]", v, lo, hi)
+	}
+}
+
+// TestGoroutinesAsClientGolang: go_goroutines is runtime.NumGoroutine(),
+// as client_golang's is, read within the snapshot: between the counts
+// just before and just after it, plus the goroutines the snapshot runs
+// its callbacks on. /sched/goroutines:goroutines, the source before, also
+// counts the runtime's own goroutines and fails this test.
+func TestGoroutinesAsClientGolang(t *testing.T) {
+	if err := runmetrics.Enable(runmetrics.Options{NoProcess: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer runmetrics.Disable()
+	lo := runtime.NumGoroutine()
+	metric.Collect()
+	hi := runtime.NumGoroutine() + len(core.Callbacks())
+	sched := read("/sched/goroutines:goroutines")[0].Value.Uint64()
+	v := value(t, "go_goroutines")
+	t.Logf("NumGoroutine %d..%d, /sched/goroutines %d, go_goroutines %v", lo, hi, sched, v)
+	if v < float64(lo) || v > float64(hi) {
+		t.Errorf("go_goroutines = %v; want runtime.NumGoroutine's count, in [%d, %d]", v, lo, hi)
 	}
 }

@@ -50,6 +50,13 @@ const (
 	freesSamples   = "/gc/heap/frees:objects+/gc/heap/tiny/allocs:objects"
 )
 
+// numGoroutine is client_golang's go_goroutines (and OpenCensus's
+// runmetrics' process/cpu_goroutines): runtime.NumGoroutine(), the
+// program's goroutines. /sched/goroutines:goroutines, read before, also
+// counts the runtime's own (the GC's workers, the finalizer, ...): 31
+// where client_golang said 24 in one process (issue 43).
+func numGoroutine() float64 { return float64(runtime.NumGoroutine()) }
+
 // threadsCreated is client_golang's go_threads (its getRuntimeNumThreads,
 // v1.25.0): the length of runtime.ThreadCreateProfile, the runtime's
 // list of Ms. Unlike /sched/threads/total:threads it counts the Ms kept
@@ -87,7 +94,7 @@ func funcMetric(name, desc, unit string, fn func() float64) Metric {
 // names them once exported to Prometheus: go_goroutines,
 // go_memstats_heap_alloc_bytes, go_sched_latencies_seconds (histogram), ...
 var GoMetrics = []Metric{
-	newMetric("go_goroutines", "Number of goroutines that currently exist.", "1", "/sched/goroutines:goroutines", gauge),
+	funcMetric("go_goroutines", "Number of goroutines that currently exist.", "1", numGoroutine),
 	funcMetric("go_threads", "Number of OS threads created.", "1", threadsCreated),
 	newMetric("go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting.", "1", "/sched/gomaxprocs:threads", gauge),
 	newMetric("go_memstats_heap_alloc_bytes", "Number of heap bytes allocated and currently in use.", "By", "/memory/classes/heap/objects:bytes", gauge),
@@ -138,7 +145,7 @@ var OpenCensusMetrics = []Metric{
 	newMetric("process/num_gc", "Cumulative count of completed GC cycles", "1", "/gc/cycles/total:gc-cycles", gauge),
 	newMetric("process/num_forced_gc", "Cumulative count of GC cycles forced by the application", "1", "/gc/cycles/forced:gc-cycles", gauge),
 	newMetric("process/next_gc_heap_size", "Target heap size of the next GC cycle in bytes", "By", "/gc/heap/goal:bytes", gauge),
-	newMetric("process/cpu_goroutines", "Number of goroutines that currently exist", "1", "/sched/goroutines:goroutines", gauge),
+	funcMetric("process/cpu_goroutines", "Number of goroutines that currently exist", "1", numGoroutine),
 	newMetric("process/cpu_cgo_calls", "Number of cgo calls made by the current process", "1", "/cgo/go-to-c-calls:calls", gauge),
 }
 
