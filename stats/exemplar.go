@@ -11,7 +11,7 @@ import (
 
 // AttachmentKeySpanContext is the attachment key of the span a value was
 // recorded in (OpenCensus's metricdata.AttachmentKeySpanContext).
-const AttachmentKeySpanContext = "SpanContext"
+const AttachmentKeySpanContext = core.SpanAttachmentKey
 
 // SpanContext identifies the span a value was recorded in: the value of
 // the AttachmentKeySpanContext attachment that RecordWithOptions adds when
@@ -101,7 +101,7 @@ func recordExemplars(ctx context.Context, muts []tag.Mutator, ms []Measurement, 
 			}
 			tm, loaded = core.FromContext(tctx), true
 		}
-		ex := &core.Exemplar{Value: m.v, Time: now, Attachments: att}
+		ex := core.NewExemplar(m.v, now, att)
 		for _, a := range subs {
 			a.RecordMapExemplar(tm, m.v, ex)
 		}

@@ -229,5 +229,5 @@ func recordInto(a *core.Aggregator, tm *core.TagMap, v float64, attachments map[
 		a.RecordMap(tm, v)
 		return
 	}
-	a.RecordMapExemplar(tm, v, &core.Exemplar{Value: v, Time: time.Now().UnixNano(), Attachments: attachments})
+	a.RecordMapExemplar(tm, v, core.NewExemplar(v, time.Now().UnixNano(), attachments))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
-	"github.com/zerostat/zerostat/stats"
 )
 
 // ScopeName is the instrumentation scope name of every metric written. The
@@ -465,12 +464,13 @@ func (e *Encoder) readExemplars(p *point, since uint64) int {
 }
 
 // exemplarSize is the size of an Exemplar message: its time and value,
-// and the trace and span IDs of its stats.SpanContext attachment, if any.
+// and the trace and span IDs of its span context attachment, if any
+// (core.NewExemplar: stats.SpanContext, or OpenCensus's trace.SpanContext).
 // Other attachments are not exported (OTLP's filtered_attributes are the
 // attributes a view dropped, which zerostat does not keep).
 func exemplarSize(x *core.Exemplar) int {
 	n := 2 * fixedFieldSize
-	if _, ok := x.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+	if x.HasSpan {
 		n += lenFieldSize(8) + lenFieldSize(16)
 	}
 	return n
@@ -481,11 +481,11 @@ func exemplarSize(x *core.Exemplar) int {
 func appendExemplar(b []byte, x *core.Exemplar) []byte {
 	b = appendLen(b, tagHDPExemplars, exemplarSize(x))
 	b = appendFixed(b, tagExTime, uint64(x.Time))
-	if sc, ok := x.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+	if x.HasSpan {
 		b = appendLen(b, tagExSpanID, 8)
-		b = append(b, sc.SpanID[:]...)
+		b = append(b, x.SpanID[:]...)
 		b = appendLen(b, tagExTraceID, 16)
-		b = append(b, sc.TraceID[:]...)
+		b = append(b, x.TraceID[:]...)
 	}
 	return appendFixed(b, tagExAsDouble, math.Float64bits(x.Value))
 }

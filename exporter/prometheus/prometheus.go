@@ -15,7 +15,6 @@ import (
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/selfstats"
-	"github.com/zerostat/zerostat/stats"
 )
 
 // Format is an exposition format.
@@ -460,16 +459,17 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 
 // appendExemplar appends an OpenMetrics exemplar, " # {labels} value
 // timestamp": the labels are trace_id and span_id (lower-case hex) when
-// the exemplar has a stats.SpanContext attachment, none otherwise (other
+// the exemplar has a span context attachment (stats.SpanContext, or
+// OpenCensus's trace.SpanContext: core.NewExemplar), none otherwise (other
 // attachments are not labels: OpenMetrics caps an exemplar's labels at 128
 // characters). No allocation.
 func appendExemplar(dst []byte, e *core.Exemplar) []byte {
 	dst = append(dst, " # {"...)
-	if sc, ok := e.Attachments[stats.AttachmentKeySpanContext].(stats.SpanContext); ok {
+	if e.HasSpan {
 		dst = append(dst, `trace_id="`...)
-		dst = hex.AppendEncode(dst, sc.TraceID[:])
+		dst = hex.AppendEncode(dst, e.TraceID[:])
 		dst = append(dst, `",span_id="`...)
-		dst = hex.AppendEncode(dst, sc.SpanID[:])
+		dst = hex.AppendEncode(dst, e.SpanID[:])
 		dst = append(dst, '"')
 	}
 	dst = append(dst, '}', ' ')

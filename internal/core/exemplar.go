@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 )
@@ -12,6 +13,88 @@ type Exemplar struct {
 	Value       float64
 	Time        int64 // Unix nanoseconds
 	Attachments map[string]interface{}
+	// The span it was recorded in, read from the "SpanContext" attachment
+	// (NewExemplar): what exporters write as the exemplar's trace and span
+	// ids. HasSpan is false without one (or with an all-zero trace id).
+	TraceID [16]byte
+	SpanID  [8]byte
+	HasSpan bool
+}
+
+// SpanAttachmentKey is the attachment key of the span a value was
+// recorded in (OpenCensus's metricdata.AttachmentKeySpanContext).
+const SpanAttachmentKey = "SpanContext"
+
+// NewExemplar returns the exemplar of v recorded at t (Unix nanoseconds)
+// with att, its span read from att's "SpanContext" value by its shape: a
+// struct (or a pointer to one) with a TraceID of 16 bytes and a SpanID of
+// 8, which zerostat's stats.SpanContext and OpenCensus's trace.SpanContext
+// (what ocgrpc and OpenCensus users attach) both are; the root module
+// needs no dependency on OpenCensus for it. Cost: reflection, the field
+// indices cached per type (an exemplar's record allocates anyway).
+func NewExemplar(v float64, t int64, att map[string]interface{}) *Exemplar {
+	x := &Exemplar{Value: v, Time: t, Attachments: att}
+	if sc, ok := att[SpanAttachmentKey]; ok {
+		x.HasSpan = spanOf(sc, &x.TraceID, &x.SpanID)
+	}
+	return x
+}
+
+// spanFields are the indices of a span context type's TraceID and SpanID
+// fields, -1 when it has not both with the right shape.
+type spanFields struct{ trace, span int }
+
+var spanTypes sync.Map // reflect.Type -> spanFields
+
+// spanOf reads the trace and span ids of v into trace and span, and
+// reports whether v is a span context with a non-zero trace id.
+func spanOf(v interface{}, trace *[16]byte, span *[8]byte) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return false
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return false
+	}
+	t := rv.Type()
+	f, ok := spanTypes.Load(t)
+	if !ok {
+		f = fieldsOf(t)
+		spanTypes.Store(t, f)
+	}
+	fs := f.(spanFields)
+	if fs.trace < 0 {
+		return false
+	}
+	tv, sv := rv.Field(fs.trace), rv.Field(fs.span)
+	nonZero := false
+	for i := range trace {
+		trace[i] = byte(tv.Index(i).Uint())
+		nonZero = nonZero || trace[i] != 0
+	}
+	for i := range span {
+		span[i] = byte(sv.Index(i).Uint())
+	}
+	return nonZero
+}
+
+// fieldsOf finds t's TraceID ([16]byte) and SpanID ([8]byte) fields.
+func fieldsOf(t reflect.Type) spanFields {
+	byteArray := func(name string, n int) int {
+		f, ok := t.FieldByName(name)
+		if !ok || len(f.Index) != 1 || f.Type.Kind() != reflect.Array || f.Type.Len() != n || f.Type.Elem().Kind() != reflect.Uint8 {
+			return -1
+		}
+		return f.Index[0]
+	}
+	fs := spanFields{byteArray("TraceID", 16), byteArray("SpanID", 8)}
+	if fs.trace < 0 || fs.span < 0 {
+		return spanFields{-1, -1}
+	}
+	return fs
 }
 
 // exemplars is the exemplar store of an aggregator: one entry per series
