@@ -89,9 +89,14 @@ func TestQuickstartWithoutReceiver(t *testing.T) {
 	url := "http://" + ln.Addr().String() + "/"
 	ln.Close() // nothing listens there now
 
+	// What the README says: Stop's error, one line, and not the
+	// exporter's "exports failing" warning (skipped while stopping).
 	code, stderr := runQuickstart(t, "-to", url)
 	if code != 0 || !strings.Contains(stderr, "sending request") || !strings.Contains(stderr, "connection refused") {
 		t.Errorf("exit %d, stderr %q; want 0 and Stop's error", code, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || strings.Contains(stderr, "exports failing") {
+		t.Errorf("stderr %q; want Stop's error alone, on one line", stderr)
 	}
 }
 
