@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/push"
@@ -229,8 +232,48 @@ func (r Resource) attributes() ([]wire.Attribute, error) {
 		{Key: "host.name", Value: r.Host},
 		{Key: "process.pid", Value: strconv.Itoa(r.PID)},
 	}
-	return append(attrs, r.Attributes...), nil
+	return append(append(attrs, r.Attributes...), r.SDKAttributes()...), nil
 }
+
+// SDKAttributes returns the telemetry.sdk.* resource attributes every
+// exporter sends after r's, as OpenTelemetry's SDKs describe themselves:
+// name "zerostat", language "go", and the version of the zerostat module
+// the program was built with (its build info: a tag, a pseudo-version,
+// or "(devel)" when zerostat is the main module; "unknown" when the build
+// info does not list it); those r.Attributes sets (in code, or with
+// FromEnv from OTEL_RESOURCE_ATTRIBUTES) are left out, so r's win.
+func (r Resource) SDKAttributes() []wire.Attribute {
+	var out []wire.Attribute
+	for _, a := range sdkAttributes() {
+		if !slices.ContainsFunc(r.Attributes, func(b wire.Attribute) bool { return b.Key == a.Key }) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+var sdkAttributes = sync.OnceValue(func() []wire.Attribute {
+	const module = "github.com/zerostat/zerostat"
+	version := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Path == module {
+			version = bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == module {
+				version = d.Version
+				if d.Replace != nil && d.Replace.Version != "" {
+					version = d.Replace.Version
+				}
+			}
+		}
+	}
+	return []wire.Attribute{
+		{Key: "telemetry.sdk.name", Value: "zerostat"},
+		{Key: "telemetry.sdk.language", Value: "go"},
+		{Key: "telemetry.sdk.version", Value: version},
+	}
+})
 
 // Payload is one encoded snapshot (or one part of it) handed to a Sink.
 type Payload struct {

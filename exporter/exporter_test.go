@@ -225,7 +225,10 @@ func TestExportMatchesRetrieveData(t *testing.T) {
 		t.Fatalf("got %d payloads", len(c.payloads))
 	}
 	p := c.payloads[0]
-	if fmt.Sprint(p.Resource) != "[{service.name svc} {host.name h1} {process.pid 42} {deployment.environment test}]" {
+	// telemetry.sdk.* last, as OpenTelemetry's SDKs send them (issue 42,
+	// item 13; "(devel)": zerostat is the main module of its tests).
+	if fmt.Sprint(p.Resource) != "[{service.name svc} {host.name h1} {process.pid 42} {deployment.environment test} "+
+		"{telemetry.sdk.name zerostat} {telemetry.sdk.language go} {telemetry.sdk.version (devel)}]" {
 		t.Errorf("resource %v", p.Resource)
 	}
 	if p.Start.After(p.End) {

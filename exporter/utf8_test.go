@@ -59,7 +59,7 @@ func TestInvalidUTF8Replaced(t *testing.T) {
 	if p.Resource[0].Value != "svc\uFFFD" {
 		t.Errorf("service.name %q", p.Resource[0].Value)
 	}
-	if a := p.Resource[len(p.Resource)-1]; a != (wire.Attribute{Key: "region\uFFFD", Value: "eu\uFFFD"}) {
+	if a := p.Resource[len(p.Resource)-4]; a != (wire.Attribute{Key: "region\uFFFD", Value: "eu\uFFFD"}) { // before telemetry.sdk.*
 		t.Errorf("attribute %+v", a)
 	}
 }

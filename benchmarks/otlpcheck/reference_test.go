@@ -218,6 +218,11 @@ func referenceRequest(r exporter.Resource, metrics []*metricspb.Metric) *colmetr
 	for _, a := range r.Attributes {
 		res.Attributes = append(res.Attributes, strAttr(a.Key, a.Value))
 	}
+	// telemetry.sdk.*, as OpenTelemetry's SDKs send: zerostat, go, and the
+	// version the build info gives (the exporter's own lookup).
+	for _, a := range r.SDKAttributes() {
+		res.Attributes = append(res.Attributes, strAttr(a.Key, a.Value))
+	}
 	return &colmetricspb.ExportMetricsServiceRequest{ResourceMetrics: []*metricspb.ResourceMetrics{{
 		Resource: res,
 		ScopeMetrics: []*metricspb.ScopeMetrics{{

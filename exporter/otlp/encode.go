@@ -128,6 +128,9 @@ func newEncoder(kinds delta.Kinds, evictIdleAfter int, r exporter.Resource) (*En
 	for _, a := range r.Attributes {
 		attrs = appendStringAttr(attrs, tagResourceAttributes, a.Key, a.Value)
 	}
+	for _, a := range r.SDKAttributes() { // telemetry.sdk.*, unless r sets them
+		attrs = appendStringAttr(attrs, tagResourceAttributes, a.Key, a.Value)
+	}
 	e.resource = append(appendLen(nil, tagRMResource, len(attrs)), attrs...)
 
 	var scope []byte

@@ -101,7 +101,11 @@ func TestEncodeMapping(t *testing.T) {
 		t.Errorf("Points() = %d; want at least 9", enc.Points())
 	}
 
-	wantRes := map[string]any{"service.name": "svc", "host.name": "h", "process.pid": int64(77), "env": "test"}
+	// telemetry.sdk.*, as OpenTelemetry's SDKs send (issue 42, item 13):
+	// the version is the zerostat module's in the build info, "(devel)"
+	// in its own tests.
+	wantRes := map[string]any{"service.name": "svc", "host.name": "h", "process.pid": int64(77), "env": "test",
+		"telemetry.sdk.name": "zerostat", "telemetry.sdk.language": "go", "telemetry.sdk.version": "(devel)"}
 	if fmt.Sprint(d.resource) != fmt.Sprint(wantRes) {
 		t.Errorf("resource %v; want %v", d.resource, wantRes)
 	}
@@ -364,5 +368,25 @@ func TestCumulativeRecreatedSeriesStarts(t *testing.T) {
 	start := uint64(rows[0].Data.(*view.CountData).Start.UnixNano())
 	if first.asInt != 5 || p.asInt != 1 || p.start != start || p.start <= first.start {
 		t.Errorf("count %d since %d, then %d since %d; want 5, then 1 since the new series' start %d", first.asInt, first.start, p.asInt, p.start, start)
+	}
+}
+
+// TestResourceSDKAttributesOverridden: a telemetry.sdk.* attribute set in
+// the Resource (in code, or with FromEnv from OTEL_RESOURCE_ATTRIBUTES)
+// replaces the default one, as in OpenTelemetry's SDKs.
+func TestResourceSDKAttributesOverridden(t *testing.T) {
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "telemetry.sdk.version=1.2.3")
+	r, err := exporter.Resource{ServiceName: "svc", Host: "h", PID: 1,
+		Attributes: []wire.Attribute{{Key: "telemetry.sdk.name", Value: "custom"}}}.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := NewEncoder(Cumulative, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeRequest(t, enc.Encode(time.Now()))
+	if d.resource["telemetry.sdk.name"] != "custom" || d.resource["telemetry.sdk.version"] != "1.2.3" || d.resource["telemetry.sdk.language"] != "go" || len(d.resource) != 6 {
+		t.Errorf("resource %v; want the name from code, the version from the environment, the language by default, each once", d.resource)
 	}
 }
