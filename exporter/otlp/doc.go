@@ -59,6 +59,9 @@
 //	(cumulative, delta, lowmemory)               (or Temporality Delta:                                       invalid: logged, ignored
 //	                                             every view)
 //	OTEL_METRIC_EXPORT_INTERVAL (ms)             Interval                10 s                                 60 s, read by the SDK's PeriodicReader
+//	METRICS_DEFAULT_HISTOGRAM_AGGREGATION        - (views decide)        explicit_bucket_histogram;           the same; base2_exponential_bucket_histogram
+//	                                                                     base2_exponential_bucket_histogram:  selects exponential histograms
+//	                                                                     a warning, explicit buckets kept
 //	OTEL_METRIC_EXPORT_TIMEOUT (ms)              - (the Interval bounds  -                                    30 s, PeriodicReader
 //	                                             an export): not read
 //	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES  Resource (code's        unknown_service:<executable>,        read by resource.Default, always (no opt-in);

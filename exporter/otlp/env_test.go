@@ -366,3 +366,24 @@ func TestWithEnvIgnoresUnrecognisedValues(t *testing.T) {
 		t.Errorf("HTTP/Protobuf: %q, %v; want %s", o.Protocol, err, ProtocolHTTP)
 	}
 }
+
+// TestHistogramAggregationEnv (issue 42, item 14): explicit_bucket_histogram
+// is honoured silently; base2_exponential_bucket_histogram, not supported
+// yet, is a warning and explicit buckets are kept; another value is a
+// warning naming it.
+func TestHistogramAggregationEnv(t *testing.T) {
+	for _, tc := range []struct{ value, warn string }{
+		{"explicit_bucket_histogram", ""},
+		{"base2_exponential_bucket_histogram", "no exponential histograms yet"},
+		{"foo", "want explicit_bucket_histogram or base2_exponential_bucket_histogram"},
+	} {
+		t.Setenv(EnvHistogramAggregation, tc.value)
+		var log bytes.Buffer
+		if _, err := New(Options{FromEnv: true, Logger: slog.New(slog.NewTextHandler(&log, nil))}); err != nil {
+			t.Fatalf("%s: New: %v", tc.value, err)
+		}
+		if l := log.String(); tc.warn == "" && l != "" || tc.warn != "" && (!strings.Contains(l, tc.warn) || !strings.Contains(l, EnvHistogramAggregation)) {
+			t.Errorf("%s: log %q; want %q", tc.value, l, tc.warn)
+		}
+	}
+}
