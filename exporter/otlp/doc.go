@@ -46,7 +46,9 @@
 //	HEADERS                                      Header (code's names    none                                 values percent-decoded (names not); a bad member
 //	                                             win); names and values                                       is logged and skipped
 //	                                             percent-decoded
-//	TIMEOUT (ms)                                 Timeout (per attempt)   5 s                                  10 s; invalid: logged, ignored (zerostat too)
+//	TIMEOUT (ms)                                 ExportTimeout (one      the Interval (10 s); Timeout         10 s, one export; invalid: logged, ignored
+//	                                             export, retries         (per attempt, code only) 5 s         (zerostat too)
+//	                                             included)
 //	COMPRESSION (gzip, none)                     Compression             none; another value: logged, none    the same; any other value means none
 //	PROTOCOL (http/protobuf, grpc)               Protocol                http/protobuf (otlp.New);            not read: the package chosen is the protocol
 //	                                                                     otlpgrpc.New: grpc unless the

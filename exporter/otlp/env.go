@@ -132,10 +132,12 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 		}
 		o.Header = h
 	}
-	if o.Timeout == 0 {
+	if o.ExportTimeout == 0 {
+		// The specification's TIMEOUT bounds a whole export (a batch),
+		// retries included, not each attempt.
 		n, _ := get(EnvTimeout)
-		if o.Timeout, err = env.Positive(n); err != nil {
-			o.Timeout = 0
+		if o.ExportTimeout, err = env.Positive(n); err != nil {
+			o.ExportTimeout = 0
 			ignore(err)
 		}
 	}

@@ -26,7 +26,7 @@ func ExampleOptions_WithEnv() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(o.Endpoint, o.Header.Get("Api-Key"), o.Timeout, o.TemporalityPreference, o.Interval, o.Resource.ServiceName)
+	fmt.Println(o.Endpoint, o.Header.Get("Api-Key"), o.ExportTimeout, o.TemporalityPreference, o.Interval, o.Resource.ServiceName)
 	// Output:
 	// http://collector:4318 s=cret 2s delta 30s checkout
 }

@@ -47,9 +47,10 @@ func TestWithEnv(t *testing.T) {
 	if h.Get("Api-Key") != "se=cret,1" || h.Get("X-Tenant") != "a b" || strings.Join(h.Values("Authorization"), ";") != "Bearer code" {
 		t.Errorf("headers %v; want the metrics variable's, percent-decoded, and the code's Authorization", h)
 	}
-	if o.Timeout != 2500*time.Millisecond || o.Compression != Gzip || o.TemporalityPreference != exporter.PreferDelta ||
+	// TIMEOUT bounds the whole export (ExportTimeout), not each attempt.
+	if o.ExportTimeout != 2500*time.Millisecond || o.Timeout != 0 || o.Compression != Gzip || o.TemporalityPreference != exporter.PreferDelta ||
 		o.Interval != time.Minute || o.Resource.ServiceName != "svc" {
-		t.Errorf("timeout %v, compression %v, preference %v, interval %v, resource %+v", o.Timeout, o.Compression,
+		t.Errorf("export timeout %v, timeout %v, compression %v, preference %v, interval %v, resource %+v", o.ExportTimeout, o.Timeout, o.Compression,
 			o.TemporalityPreference, o.Interval, o.Resource)
 	}
 
@@ -58,8 +59,8 @@ func TestWithEnv(t *testing.T) {
 	if o, err = (Options{}).WithEnv(); err != nil || o.URL != "https://specific:4318/custom/path" || o.Endpoint != "" {
 		t.Errorf("got %q, %q, %v; want the metrics endpoint as URL", o.Endpoint, o.URL, err)
 	}
-	code := Options{Endpoint: "http://code:1", Timeout: time.Second, Interval: time.Second, Temporality: Delta}
-	if o, err = code.WithEnv(); err != nil || o.Endpoint != "http://code:1" || o.URL != "" || o.Timeout != time.Second ||
+	code := Options{Endpoint: "http://code:1", ExportTimeout: time.Second, Interval: time.Second, Temporality: Delta}
+	if o, err = code.WithEnv(); err != nil || o.Endpoint != "http://code:1" || o.URL != "" || o.ExportTimeout != time.Second ||
 		o.Interval != time.Second || o.TemporalityPreference != exporter.PreferCumulative {
 		t.Errorf("got %+v, %v; want the code's options", o, err)
 	}
@@ -335,9 +336,9 @@ func TestWithEnvIgnoresUnrecognisedValues(t *testing.T) {
 	}{
 		{EnvProtocol, "foo", func(e *Exporter) bool { return e.URL() == "http://localhost:4318/v1/metrics" }},
 		{EnvProtocol, "http/json", func(e *Exporter) bool { return e.URL() == "http://localhost:4318/v1/metrics" }},
-		{EnvTimeout, "abc", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
-		{EnvTimeout, "10s", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
-		{metricsVar(EnvTimeout), "0", func(e *Exporter) bool { return e.opts.Timeout == DefaultTimeout }},
+		{EnvTimeout, "abc", func(e *Exporter) bool { return e.opts.ExportTimeout == 0 }},
+		{EnvTimeout, "10s", func(e *Exporter) bool { return e.opts.ExportTimeout == 0 }},
+		{metricsVar(EnvTimeout), "0", func(e *Exporter) bool { return e.opts.ExportTimeout == 0 }},
 		{EnvCompression, "br", func(e *Exporter) bool { return e.opts.Compression == NoCompression }},
 		{metricsVar(EnvCompression), "zstd", func(e *Exporter) bool { return e.opts.Compression == NoCompression }},
 		{EnvInsecure, "yes", func(e *Exporter) bool { return !e.opts.TLS.Insecure }},
@@ -385,5 +386,40 @@ func TestHistogramAggregationEnv(t *testing.T) {
 		if l := log.String(); tc.warn == "" && l != "" || tc.warn != "" && (!strings.Contains(l, tc.warn) || !strings.Contains(l, EnvHistogramAggregation)) {
 			t.Errorf("%s: log %q; want %q", tc.value, l, tc.warn)
 		}
+	}
+}
+
+// TestEnvTimeoutBoundsTheExport (issue 42, item 12):
+// OTEL_EXPORTER_OTLP_TIMEOUT is, per the specification, the maximum time
+// of one export, retries included. Against a receiver that never answers,
+// an export with TIMEOUT=300 makes one attempt and fails by its deadline.
+// Before, the variable bounded each attempt: the same export made attempt
+// after attempt until its interval ran out.
+func TestEnvTimeoutBoundsTheExport(t *testing.T) {
+	newFixture(t).record(t, "/a", "", 1, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers: the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	t.Setenv(EnvTimeout, "300")
+	e, err := New(Options{FromEnv: true, Endpoint: srv.URL, Interval: time.Minute,
+		Retry: Retry{InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.opts.ExportTimeout != 300*time.Millisecond || e.opts.Timeout != DefaultTimeout {
+		t.Fatalf("export timeout %v, attempt timeout %v; want 300ms and the default", e.opts.ExportTimeout, e.opts.Timeout)
+	}
+	err = e.Export(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("export to a receiver that never answers: %v; want the export's deadline", err)
+	}
+	if st := e.Stats(); st.Retries != 0 {
+		t.Errorf("%d retries; want one attempt, bounded by the export's 300 ms", st.Retries)
 	}
 }

@@ -110,8 +110,13 @@ type Options struct {
 	// gzip.BestSpeed).
 	Compression exporter.Compression
 	GzipLevel   int
-	// Timeout bounds each request.
+	// Timeout bounds each request (each attempt; 0: DefaultTimeout).
 	Timeout time.Duration
+	// ExportTimeout, if set, bounds each export, its attempts and retries
+	// included (0: the Interval bounds it). OTEL_EXPORTER_OTLP_TIMEOUT
+	// sets it, as the specification defines that variable: "the maximum
+	// time the OTLP exporter will wait for each batch export".
+	ExportTimeout time.Duration
 	// Retry configures retries of failed requests.
 	Retry Retry
 	// Resource describes the process: the resource attributes service.name
@@ -365,7 +370,7 @@ func newExporter(opts Options, target string, s Sender) (*Exporter, error) {
 	}
 	pipe, err := push.New(push.Config{
 		Name: "otlp", Target: target,
-		Interval: opts.Interval, Timeout: opts.Timeout, Retry: opts.Retry,
+		Interval: opts.Interval, Timeout: opts.Timeout, ExportTimeout: opts.ExportTimeout, Retry: opts.Retry,
 		Queue: kinds.Any(), MaxQueuedBytes: opts.MaxQueuedBytes,
 		Logger: opts.Logger, OnError: opts.OnError,
 	}, e.transport, "otlp: ")

@@ -83,7 +83,12 @@ type Config struct {
 	// Timeout bounds each attempt (0: DefaultTimeout). An attempt that
 	// runs out of it is retried while the export has time left.
 	Timeout time.Duration
-	Retry   Retry
+	// ExportTimeout, if set, bounds each export, its attempts and retries
+	// included (OpenTelemetry's OTEL_EXPORTER_OTLP_TIMEOUT: "the maximum
+	// time the OTLP exporter will wait for each batch export"), within
+	// the Interval and the caller's deadline.
+	ExportTimeout time.Duration
+	Retry         Retry
 	// Queue keeps the requests that could not be sent (delta
 	// temporality: each carries values no later request repeats) and
 	// sends them, oldest first, before anything newer: on the next export
@@ -195,6 +200,9 @@ func New(cfg Config, t Transport, prefix string) (*Pipeline, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.ExportTimeout < 0 {
+		return nil, fmt.Errorf("%sExportTimeout %v is negative", prefix, cfg.ExportTimeout)
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("%sTimeout %v is negative", prefix, cfg.Timeout)
@@ -384,6 +392,11 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.cfg.Interval)
+		defer cancel()
+	}
+	if p.cfg.ExportTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.cfg.ExportTimeout) // the earlier deadline wins
 		defer cancel()
 	}
 	p.exports.Add(1)
