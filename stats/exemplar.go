@@ -23,6 +23,10 @@ type SpanContext struct {
 	SpanID  [8]byte
 }
 
+// SpanIDs returns the ids (core.SpanIDs: an exemplar reads them without
+// reflection).
+func (sc SpanContext) SpanIDs() ([16]byte, [8]byte) { return sc.TraceID, sc.SpanID }
+
 var spanFunc atomic.Pointer[func(context.Context) (SpanContext, bool)]
 
 // SetSpanContextFunc sets how RecordWithOptions finds the span of a

@@ -70,3 +70,32 @@ func BenchmarkHistogram2Tags_SpanContext(b *testing.B) {
 }
 
 type spanCtxKey struct{}
+
+// ocSpanContext has the shape of OpenCensus's trace.SpanContext, which
+// ocgrpc and OpenCensus code attach (the root module does not import it):
+// an exemplar reads its ids by reflection.
+type ocSpanContext struct {
+	TraceID      [16]byte
+	SpanID       [8]byte
+	TraceOptions uint32
+	Tracestate   *struct{}
+}
+
+// BenchmarkHistogram2Tags_OpenCensusSpanContext: RecordWithOptions with
+// an OpenCensus-shaped span context attached: the exemplar's ids read by
+// reflection (core.NewExemplar).
+func BenchmarkHistogram2Tags_OpenCensusSpanContext(b *testing.B) {
+	ks := keys(2)
+	bv := newBenchView(b, view.Distribution(benchBounds...), ks...)
+	ctx := benchCtx(b, ks)
+	att := map[string]interface{}{stats.AttachmentKeySpanContext: ocSpanContext{TraceID: [16]byte{1}, SpanID: [8]byte{2}, TraceOptions: 1}}
+	b.ReportAllocs()
+	var v int64
+	for b.Loop() {
+		v = (v + 7919) & 65535
+		if err := stats.RecordWithOptions(ctx, stats.WithMeasurements(bv.m.M(v)), stats.WithAttachments(att)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bv.expect(b, float64(b.N))
+}

@@ -473,7 +473,7 @@ func (e *Encoder) readExemplars(p *point, since uint64) int {
 // attributes a view dropped, which zerostat does not keep).
 func exemplarSize(x *core.Exemplar) int {
 	n := 2 * fixedFieldSize
-	if x.HasSpan {
+	if x.HasSpan() {
 		n += lenFieldSize(8) + lenFieldSize(16)
 	}
 	return n
@@ -484,7 +484,7 @@ func exemplarSize(x *core.Exemplar) int {
 func appendExemplar(b []byte, x *core.Exemplar) []byte {
 	b = appendLen(b, tagHDPExemplars, exemplarSize(x))
 	b = appendFixed(b, tagExTime, uint64(x.Time))
-	if x.HasSpan {
+	if x.HasSpan() {
 		b = appendLen(b, tagExSpanID, 8)
 		b = append(b, x.SpanID[:]...)
 		b = appendLen(b, tagExTraceID, 16)

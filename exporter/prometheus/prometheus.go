@@ -465,7 +465,7 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 // characters). No allocation.
 func appendExemplar(dst []byte, e *core.Exemplar) []byte {
 	dst = append(dst, " # {"...)
-	if e.HasSpan {
+	if e.HasSpan() {
 		dst = append(dst, `trace_id="`...)
 		dst = hex.AppendEncode(dst, e.TraceID[:])
 		dst = append(dst, `",span_id="`...)

@@ -15,10 +15,19 @@ type Exemplar struct {
 	Attachments map[string]interface{}
 	// The span it was recorded in, read from the "SpanContext" attachment
 	// (NewExemplar): what exporters write as the exemplar's trace and span
-	// ids. HasSpan is false without one (or with an all-zero trace id).
+	// ids; zero without one (see HasSpan). 48 bytes in all, a size class.
 	TraceID [16]byte
 	SpanID  [8]byte
-	HasSpan bool
+}
+
+// HasSpan reports whether the exemplar was recorded in a span: a non-zero
+// trace id (W3C: an all-zero trace id is invalid).
+func (x *Exemplar) HasSpan() bool { return x.TraceID != [16]byte{} }
+
+// SpanIDs is what a span context value may implement to give its ids
+// without reflection (stats.SpanContext does).
+type SpanIDs interface {
+	SpanIDs() (trace [16]byte, span [8]byte)
 }
 
 // SpanAttachmentKey is the attachment key of the span a value was
@@ -30,12 +39,18 @@ const SpanAttachmentKey = "SpanContext"
 // struct (or a pointer to one) with a TraceID of 16 bytes and a SpanID of
 // 8, which zerostat's stats.SpanContext and OpenCensus's trace.SpanContext
 // (what ocgrpc and OpenCensus users attach) both are; the root module
-// needs no dependency on OpenCensus for it. Cost: reflection, the field
-// indices cached per type (an exemplar's record allocates anyway).
+// needs no dependency on OpenCensus for it. Cost: an interface call for
+// a value that implements SpanIDs (stats.SpanContext), else reflection,
+// the field indices cached per type (an exemplar's record allocates
+// anyway).
 func NewExemplar(v float64, t int64, att map[string]interface{}) *Exemplar {
 	x := &Exemplar{Value: v, Time: t, Attachments: att}
-	if sc, ok := att[SpanAttachmentKey]; ok {
-		x.HasSpan = spanOf(sc, &x.TraceID, &x.SpanID)
+	switch sc := att[SpanAttachmentKey].(type) {
+	case nil:
+	case SpanIDs:
+		x.TraceID, x.SpanID = sc.SpanIDs()
+	default:
+		spanOf(sc, &x.TraceID, &x.SpanID)
 	}
 	return x
 }
@@ -46,18 +61,18 @@ type spanFields struct{ trace, span int }
 
 var spanTypes sync.Map // reflect.Type -> spanFields
 
-// spanOf reads the trace and span ids of v into trace and span, and
-// reports whether v is a span context with a non-zero trace id.
-func spanOf(v interface{}, trace *[16]byte, span *[8]byte) bool {
+// spanOf reads the trace and span ids of v into trace and span, when v
+// is a span context by its shape.
+func spanOf(v interface{}, trace *[16]byte, span *[8]byte) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
-			return false
+			return
 		}
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Struct {
-		return false
+		return
 	}
 	t := rv.Type()
 	f, ok := spanTypes.Load(t)
@@ -67,18 +82,15 @@ func spanOf(v interface{}, trace *[16]byte, span *[8]byte) bool {
 	}
 	fs := f.(spanFields)
 	if fs.trace < 0 {
-		return false
+		return
 	}
 	tv, sv := rv.Field(fs.trace), rv.Field(fs.span)
-	nonZero := false
 	for i := range trace {
 		trace[i] = byte(tv.Index(i).Uint())
-		nonZero = nonZero || trace[i] != 0
 	}
 	for i := range span {
 		span[i] = byte(sv.Index(i).Uint())
 	}
-	return nonZero
 }
 
 // fieldsOf finds t's TraceID ([16]byte) and SpanID ([8]byte) fields.
