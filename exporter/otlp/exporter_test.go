@@ -659,24 +659,9 @@ func TestExporterEvictIdleAfter(t *testing.T) {
 // logged again: before, the state stayed "partial" for good and every
 // later rejection went unlogged.
 func TestPartialSuccessEndsWithFullSuccess(t *testing.T) {
-	newFixture(t).record(t, "/a", "", 1, 1)
 	inner := appendString(binary.AppendUvarint([]byte{tagPSRejected}, 3), tagPSMessage, "3 points too old")
-	partial := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
 	// partial, partial, ok, ok, partial
-	script := []bool{true, true, false, false, true}
-	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		if script[n] {
-			_, _ = w.Write(partial)
-		}
-	})
-	var log bytes.Buffer
-	e, _ := New(Options{Endpoint: s.URL, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	for i := range script {
-		if err := e.Export(context.Background()); err != nil {
-			t.Fatalf("export %d: %v", i, err)
-		}
-	}
+	e, log := exportScripted(t, inner, []bool{true, true, false, false, true})
 	if st := e.Stats(); st.Rejected != 9 || st.Failures != 0 || st.Exports != 5 {
 		t.Errorf("Stats %+v; want 9 rejected, 0 failures, 5 exports", st)
 	}
@@ -694,24 +679,8 @@ func TestPartialSuccessEndsWithFullSuccess(t *testing.T) {
 // data point again" line follows). Before, it was logged as a rejection
 // and flipped the partial state.
 func TestPartialSuccessWarningOnly(t *testing.T) {
-	newFixture(t).record(t, "/a", "", 1, 1)
-	inner := appendString(nil, tagPSMessage, "attribute value truncated")
-	warning := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
 	// warning, warning, ok, warning
-	script := []bool{true, true, false, true}
-	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		if script[n] {
-			_, _ = w.Write(warning)
-		}
-	})
-	var log bytes.Buffer
-	e, _ := New(Options{Endpoint: s.URL, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	for i := range script {
-		if err := e.Export(context.Background()); err != nil {
-			t.Fatalf("export %d: %v", i, err)
-		}
-	}
+	e, log := exportScripted(t, appendString(nil, tagPSMessage, "attribute value truncated"), []bool{true, true, false, true})
 	if st := e.Stats(); st.Rejected != 0 || st.Failures != 0 {
 		t.Errorf("Stats %+v; want nothing rejected", st)
 	}
@@ -719,4 +688,28 @@ func TestPartialSuccessWarningOnly(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "with a warning") || !strings.Contains(lines[0], "attribute value truncated") {
 		t.Errorf("log:\n%s\nwant one line: the warning, once", log.String())
 	}
+}
+
+// exportScripted records into a fixture and exports once per step of
+// script to a server that answers a partial_success holding inner where
+// the step is true (a full success elsewhere); it returns the exporter
+// and what it logged.
+func exportScripted(t *testing.T, inner []byte, script []bool) (*Exporter, *bytes.Buffer) {
+	t.Helper()
+	newFixture(t).record(t, "/a", "", 1, 1)
+	answer := append(appendLen(nil, tagResponsePartialSuccess, len(inner)), inner...)
+	s := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		if script[n] {
+			_, _ = w.Write(answer)
+		}
+	})
+	log := new(bytes.Buffer)
+	e, _ := New(Options{Endpoint: s.URL, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	for i := range script {
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+	}
+	return e, log
 }

@@ -208,22 +208,27 @@ func (r *ExportReader) Read(t Ticket) {
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
-	r.markRead(t)
+	if _, ok := readers[r]; !ok {
+		return // removed (the exporter stopped): holds nothing
+	}
+	if t.seals > r.seals.Load() {
+		r.seals.Store(t.seals)
+		updateReadSeals()
+	}
 }
 
 // Ack records that r delivered an export that took t before it began
-// (and read it: Read): the views retired up to t that the export held
-// are dropped once every reader has delivered them. A retiring view the
-// export held back (its name shared with an older one: see the top of
-// this file) stays. Cost: two atomic loads when nothing retired or was
-// sealed since r's last Ack (no lock).
+// (Read records that it read it): the views retired up to t that the
+// export held are dropped once every reader has delivered them. A
+// retiring view the export held back (its name shared with an older
+// one: see the top of this file) stays. Cost: one atomic load when
+// nothing retired since r's last Ack (no lock).
 func (r *ExportReader) Ack(t Ticket) {
-	if r.acked.Load() >= t.retire && r.seals.Load() >= t.seals {
+	if r.acked.Load() >= t.retire {
 		return
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
-	r.markRead(t)
 	acked := r.acked.Load()
 	upTo := t.retire
 	for i, v := range retiring {
@@ -242,17 +247,6 @@ func (r *ExportReader) Ack(t Ticket) {
 	if upTo > acked {
 		r.acked.Store(upTo)
 		pruneRetiring()
-	}
-}
-
-// markRead is Read under regMu.
-func (r *ExportReader) markRead(t Ticket) {
-	if _, ok := readers[r]; !ok {
-		return // removed (the exporter stopped): holds nothing
-	}
-	if t.seals > r.seals.Load() {
-		r.seals.Store(t.seals)
-		updateReadSeals()
 	}
 }
 
