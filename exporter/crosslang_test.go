@@ -41,6 +41,7 @@ type crossOut struct {
 	Views    map[string]struct {
 		Unit        string     `json:"unit"`
 		Aggregation int        `json:"aggregation"`
+		Upper       bool       `json:"upper_inclusive"`
 		Keys        []string   `json:"keys"`
 		Bounds      []float64  `json:"bounds"`
 		Rows        []crossRow `json:"rows"`
@@ -72,8 +73,21 @@ func testCrossLanguageDecode(t *testing.T, version int) {
 		t.Fatal(err)
 	}
 	defer view.Unregister(lim)
-	f.names = append(f.names, lim.Name)
+	// A view whose buckets are upper-inclusive, with values on its
+	// bounds: aggregation 6, whose rule a reader can tell.
+	upper := &view.View{Name: f.names[0] + "_upper", Measure: f.lat, Aggregation: view.DistributionUpperInclusive(1, 10),
+		TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(upper); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(upper)
+	f.names = append(f.names, lim.Name, upper.Name)
 	f.record(t, 60, 1)
+	onBound, err := tag.New(context.Background(), tag.Upsert(keyRoute, "/bound"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats.Record(onBound, f.lat.M(1), f.lat.M(10))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "frames.bin")
 	var buf bytes.Buffer
@@ -110,6 +124,18 @@ func testCrossLanguageDecode(t *testing.T, version int) {
 			t.Errorf("%s start %s; Go decoded %v", lang, got.Start, goP.Start)
 		}
 		compareCross(t, lang, f, got)
+		for _, name := range f.names {
+			v := got.Views[name]
+			if wantUp := name == upper.Name; v.Upper != wantUp || (v.Aggregation == 6) != wantUp {
+				t.Errorf("%s %s: aggregation %d, upper_inclusive %v; want upper_inclusive %v", lang, name, v.Aggregation, v.Upper, wantUp)
+			}
+		}
+		if b := upperBuckets(got.Views[upper.Name].Rows, "/bound"); fmt.Sprint(b) != "[1 1 0]" {
+			t.Errorf("%s: %s's row of values 1 and 10 has buckets %v; want [1 1 0] (upper-inclusive)", lang, upper.Name, b)
+		}
+		if b := upperBuckets(got.Views[lim.Name].Rows, "/bound"); b != nil && fmt.Sprint(b) != "[0 1 1]" {
+			t.Errorf("%s: %s's row of values 1 and 10 has buckets %v; want [0 1 1] (OpenCensus's rule)", lang, lim.Name, b)
+		}
 		rv := got.Views[restart.name]
 		if len(rv.Rows) != 1 || rv.Rows[0].Start == nil || !sameInstant(t, *rv.Rows[0].Start, restart.start.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")) ||
 			rv.Rows[0].Sum == nil || *rv.Rows[0].Sum != 1 {
@@ -388,6 +414,16 @@ func compareCross(t *testing.T, lang string, f *fixture, got *crossOut) {
 			}
 		}
 	}
+}
+
+// upperBuckets returns the buckets of the row tagged route=route.
+func upperBuckets(rows []crossRow, route string) []uint64 {
+	for _, r := range rows {
+		if r.Tags["route"] == route {
+			return r.Buckets
+		}
+	}
+	return nil
 }
 
 func tagKey(m map[string]string) string {

@@ -212,7 +212,7 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	b = msgpack.AppendUint(b, uint64(e.str(v.NameID)))
 	b = msgpack.AppendUint(b, uint64(e.str(v.HelpID))) // the mapping's description (core.View.Help)
 	b = msgpack.AppendUint(b, uint64(e.str(v.UnitID)))
-	b = msgpack.AppendUint(b, uint64(wire.AggregationOf(a.Kind(), v.UpDown)))
+	b = msgpack.AppendUint(b, uint64(wire.AggregationOf(a.Kind(), v.UpDown, a.UpperInclusive())))
 	b = msgpack.AppendArrayHeader(b, uint32(len(v.KeyIDs)))
 	for _, k := range v.KeyIDs {
 		b = msgpack.AppendUint(b, uint64(e.str(k)))

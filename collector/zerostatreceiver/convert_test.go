@@ -68,6 +68,7 @@ func workload(t testing.TB, prefix string, rows int) (record func(all bool)) {
 		{Name: prefix + "f/sum", Measure: lat, TagKeys: keys, Aggregation: view.Sum()},
 		{Name: prefix + "f/last", Measure: lat, TagKeys: keys, Aggregation: view.LastValue()},
 		{Name: prefix + "f/dist", Measure: lat, TagKeys: keys, Aggregation: view.Distribution(1, 5, 10, 50)},
+		{Name: prefix + "f/dist_upper", Measure: lat, TagKeys: keys, Aggregation: view.DistributionUpperInclusive(0, 1, 5, 10, 50)}, // aggregation 6
 		{Name: prefix + "i/count", Description: "Requests", Measure: size, TagKeys: keys, Aggregation: view.Count()},
 		{Name: prefix + "i/count2", Measure: size, TagKeys: []tag.Key{kCode}, Aggregation: view.Count()},
 		{Name: prefix + "i/sum", Measure: size, TagKeys: keys, Aggregation: view.Sum()},
@@ -292,9 +293,9 @@ func testSamePdataAsOTLP(t *testing.T, version int, temporality wire.Temporality
 			var want [3]int
 			switch temporality {
 			case wire.Cumulative: // the re-created rows of the Count (over route), Sum and Distribution views
-				want = [3]int{0, 0, ephemeral * 6}
-			case wire.Delta: // first exports of distribution rows
-				want = [3]int{rows * 2, 0, ephemeral * 2}
+				want = [3]int{0, 0, ephemeral * 7}
+			case wire.Delta: // first exports of the three distribution views' rows
+				want = [3]int{rows * 3, 0, ephemeral * 3}
 			}
 			for i, p := range payloads {
 				if n := rowStarts(p, prefix); n != want[i] {

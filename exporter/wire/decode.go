@@ -355,10 +355,13 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return err
 	}
-	if a < uint64(Count) || a > uint64(UpDownSum) {
-		return d.failf("aggregation %d; want 1 to 5", a)
+	if a < uint64(Count) || a > uint64(DistributionUpperInclusive) {
+		return d.failf("aggregation %d; want 1 to 6", a)
 	}
 	v.Aggregation = Aggregation(a)
+	if v.Aggregation == DistributionUpperInclusive {
+		v.Aggregation, v.UpperInclusive = Distribution, true
+	}
 	d.path = ".keys"
 	nk, err := d.r.ReadArrayHeader()
 	if err != nil {

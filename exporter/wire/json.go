@@ -43,9 +43,12 @@ type jsonView struct {
 	Aggregation string      `json:"aggregation"`
 	Keys        []string    `json:"keys"`
 	Bounds      []jsonFloat `json:"bounds,omitempty"`
-	Start       time.Time   `json:"start"`
-	Rows        []jsonRow   `json:"rows"`
-	Overflow    *jsonRow    `json:"overflow,omitempty"`
+	// UpperInclusive: a distribution's buckets count b[i-1] < v <= b[i]
+	// (View.UpperInclusive).
+	UpperInclusive bool      `json:"upper_inclusive,omitempty"`
+	Start          time.Time `json:"start"`
+	Rows           []jsonRow `json:"rows"`
+	Overflow       *jsonRow  `json:"overflow,omitempty"`
 }
 
 type jsonPayload struct {
@@ -76,7 +79,8 @@ func (p *Payload) MarshalJSON() ([]byte, error) {
 	}
 	for _, v := range p.Views {
 		jv := jsonView{Name: v.Name, Description: v.Description, Unit: v.Unit,
-			Aggregation: v.Aggregation.String(), Keys: v.Keys, Start: v.Start, Rows: []jsonRow{}}
+			Aggregation: v.Aggregation.String(), Keys: v.Keys, UpperInclusive: v.UpperInclusive,
+			Start: v.Start, Rows: []jsonRow{}}
 		for _, b := range v.Bounds {
 			jv.Bounds = append(jv.Bounds, jsonFloat(b))
 		}

@@ -41,8 +41,8 @@ func (t MetricType) String() string {
 // changes no point, see View.IntValue), and the description, which the
 // msgpack exporter writes as the mapping gives it ("Count of <measure>
 // recordings: ..." for a Count view that took its measure's), and whether
-// a Sum may go down (aggregation UpDownSum). Not known here: the bucket
-// rule (view.DistributionUpperInclusive).
+// a Sum may go down (aggregation UpDownSum), and a distribution's bucket
+// rule (View.UpperInclusive).
 type Metric struct {
 	Type MetricType
 	// Monotonic: a Count view's is always; a Sum view's unless one of
@@ -71,7 +71,8 @@ func (v *View) Metric() Metric {
 		return Metric{}
 	}
 	up := v.Aggregation == UpDownSum
-	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description, Int: v.Int, UpDown: up}.Metric()
+	pm := promname.Desc{Kind: kind, Unit: v.Unit, Description: v.Description, Int: v.Int, UpDown: up,
+		UpperInclusive: v.UpperInclusive}.Metric()
 	m := Metric{Monotonic: pm.Monotonic, Unit: pm.Unit, Int: pm.Int, Help: pm.Help}
 	switch {
 	case up: // a gauge to Prometheus, a non-monotonic Sum to OTLP

@@ -80,13 +80,23 @@ const (
 	// sum's, always its total since the view's start (or the row's own),
 	// in a delta payload too, as a last value is.
 	UpDownSum Aggregation = 5
+	// DistributionUpperInclusive is a distribution whose buckets count by
+	// Prometheus's and OpenTelemetry's rule, b[i-1] < v <= b[i]
+	// (view.DistributionUpperInclusive); its row is a distribution's. It
+	// exists on the wire only: Decode reports such a view as a
+	// Distribution with View.UpperInclusive set.
+	DistributionUpperInclusive Aggregation = 6
 )
 
-// AggregationOf returns the aggregation of a view of kind k, up (its
-// Aggregation.UpDown) for a Sum that may go down.
-func AggregationOf(k core.Kind, up bool) Aggregation {
-	if up && k == core.KindSum {
+// AggregationOf returns the wire aggregation of a view of kind k: up (its
+// Aggregation.UpDown) for a Sum that may go down, upper for a
+// distribution whose buckets are upper-inclusive.
+func AggregationOf(k core.Kind, up, upper bool) Aggregation {
+	switch {
+	case up && k == core.KindSum:
 		return UpDownSum
+	case upper && k == core.KindDistribution:
+		return DistributionUpperInclusive
 	}
 	return Aggregation(k) // core's numbering is OpenCensus's, as the wire's
 }
@@ -103,6 +113,8 @@ func (a Aggregation) String() string {
 		return "last_value"
 	case UpDownSum:
 		return "up_down_sum"
+	case DistributionUpperInclusive:
+		return "distribution_upper_inclusive"
 	}
 	return "unknown"
 }
@@ -138,8 +150,14 @@ type View struct {
 	Aggregation             Aggregation
 	Keys                    []string  // tag keys, in the order of Row.Values: by name, then any added to the view later
 	Bounds                  []float64 // distribution bucket bounds
-	Start                   time.Time // when aggregation started
-	Rows                    []Row
+	// UpperInclusive reports a distribution whose buckets count a value
+	// equal to a bound in the bucket below it, b[i-1] < v <= b[i]
+	// (aggregation 6 on the wire, view.DistributionUpperInclusive);
+	// otherwise in the bucket above it (aggregation 3, OpenCensus's
+	// rule, view.Distribution).
+	UpperInclusive bool
+	Start          time.Time // when aggregation started
+	Rows           []Row
 	// Overflow aggregates the recordings of tag combinations beyond the
 	// view's cardinality limit (no tag values), or is nil. A split
 	// snapshot carries it in one part only.

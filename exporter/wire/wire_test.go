@@ -329,6 +329,39 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 	}
 }
 
+// TestDecodeUpperInclusive: aggregation 6 is a distribution that counts
+// a value on a bound in the bucket below it; Decode reports it as a
+// Distribution with UpperInclusive, and refuses the next number.
+func TestDecodeUpperInclusive(t *testing.T) {
+	for _, tc := range []struct {
+		agg   wire.Aggregation
+		upper bool
+	}{{wire.Distribution, false}, {wire.DistributionUpperInclusive, true}} {
+		p, err := wire.Decode(wiretest.DistAgg(tc.agg, 5, 2, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := p.Views[0]
+		if v.Aggregation != wire.Distribution || v.UpperInclusive != tc.upper || v.Rows[0].Buckets[1] != 3 {
+			t.Errorf("aggregation %d: decoded %v, UpperInclusive %v, rows %+v", tc.agg, v.Aggregation, v.UpperInclusive, v.Rows)
+		}
+		js, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(js), `"upper_inclusive":true`); got != tc.upper {
+			t.Errorf("aggregation %d: JSON %s", tc.agg, js)
+		}
+		if m := v.Metric(); m.Type != wire.HistogramType {
+			t.Errorf("aggregation %d: metric %+v", tc.agg, m)
+		}
+	}
+	_, err := wire.Decode(wiretest.DistAgg(wire.DistributionUpperInclusive+1, 5, 2, 3))
+	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "aggregation 7; want 1 to 6") {
+		t.Errorf("aggregation 7: %v", err)
+	}
+}
+
 // TestDecodeStrings: the string table holds "" first and valid UTF-8 only
 // (docs/wire-format.md), so every reader sees the same strings: Python's
 // msgpack.unpackb(raw=False), as the spec's recipe calls it, refuses a

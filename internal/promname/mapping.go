@@ -58,8 +58,8 @@ func MetricOf(v *core.View) Metric {
 
 // Desc is what the mapping reads of a view: MetricOf fills it from a
 // registered view, exporter/wire from a decoded payload's view (which
-// carries no measure, and does not say whether its measure is an Int64
-// one or which bucket rule it counts by).
+// carries no measure, and says whether its measure is an Int64 one only
+// by the integer form of its values).
 type Desc struct {
 	Kind                            core.Kind
 	Unit, Description               string

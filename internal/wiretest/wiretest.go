@@ -83,7 +83,13 @@ func Rows(n int, name string) []byte {
 // Dist is a payload of one distribution view "d" (bound 10) with one row
 // of the given count and buckets.
 func Dist(count, b0, b1 uint64) []byte {
-	return OneView(wire.Distribution, []float64{10}, func(b []byte) []byte {
+	return DistAgg(wire.Distribution, count, b0, b1)
+}
+
+// DistAgg is Dist with the view's wire aggregation agg
+// (wire.DistributionUpperInclusive, or another to test a refusal).
+func DistAgg(agg wire.Aggregation, count, b0, b1 uint64) []byte {
+	return OneView(agg, []float64{10}, func(b []byte) []byte {
 		b = msgpack.AppendArrayHeader(b, 1)
 		b = msgpack.AppendArrayHeader(b, 6) // count, sum, min, max, ssd, buckets
 		b = msgpack.AppendUint(b, count)

@@ -23,6 +23,12 @@ def payloads(data):
         i += 4 + n
 
 
+# Distributions: 3 counts a value equal to a bound in the bucket above it
+# (OpenCensus's rule), 6 in the bucket below it (Prometheus's and
+# OpenTelemetry's); their rows are the same.
+DIST = (3, 6)
+
+
 def rows_of(version, agg, nkeys, nbounds, rows):
     """A view's rows as version 1's row arrays. Version 2 sends them as
     columns, [n, values, data, starts] (docs/wire-format.md, Version 2)."""
@@ -30,7 +36,7 @@ def rows_of(version, agg, nkeys, nbounds, rows):
         return rows
     n, values, data, starts = rows
     assert len(values) == nkeys, "not one value column per key"
-    assert len(data) == (6 + nbounds if agg == 3 else 1), "wrong number of data columns"
+    assert len(data) == (6 + nbounds if agg in DIST else 1), "wrong number of data columns"
     assert all(len(col) == n for col in values + data), "column length is not n"
     assert len(starts) % 2 == 0, "starts are not pairs"
     idx = starts[0::2]
@@ -39,7 +45,7 @@ def rows_of(version, agg, nkeys, nbounds, rows):
     out = []
     for i in range(n):
         row = [col[i] for col in values]
-        if agg == 3:  # count, sum, min, max, sum_sq_dev, then a column per bucket
+        if agg in DIST:  # count, sum, min, max, sum_sq_dev, then a column per bucket
             row += [data[c][i] for c in range(5)] + [[col[i] for col in data[5:]]]
         else:
             row.append(data[0][i])
@@ -64,8 +70,10 @@ def decode(raw):
         "resource": {s(k): s(v) for k, v in resource}, "views": {},
     }
     for name, desc, unit, agg, keys, bounds, vstart, rows, overflow in views:
+        assert agg in (1, 2, 3, 4, 5, 6), "aggregation %r" % agg
         v = out["views"].setdefault(s(name), {
             "description": s(desc), "unit": s(unit), "aggregation": agg,
+            "upper_inclusive": agg == 6,
             "keys": [s(k) for k in keys], "bounds": bounds, "rows": []})
         n = len(keys)
         # The overflow row has no tag values; tag it as OpenTelemetry does.
@@ -73,7 +81,7 @@ def decode(raw):
         if overflow is not None:
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:
-            nd = 6 if agg == 3 else 1
+            nd = 6 if agg in DIST else 1
             # A row, the overflow row too, may end with its own start.
             assert len(row) in (n + nd, n + nd + 1), "bad row length"
             values, data = row[:n], row[n:n + nd]
@@ -86,7 +94,7 @@ def decode(raw):
                 r["sum"] = data[0]
             elif agg == 4:
                 r["value"] = data[0]
-            elif agg == 3:
+            elif agg in DIST:
                 count, total, mn, mx, ssd, buckets = data
                 assert len(buckets) == len(bounds) + 1 and sum(buckets) == count
                 r.update(count=count, sum=total, min=mn, max=mx, sum_sq_dev=ssd, buckets=buckets)

@@ -23,13 +23,18 @@ def payloads(data)
   out
 end
 
+# Distributions: 3 counts a value equal to a bound in the bucket above it
+# (OpenCensus's rule), 6 in the bucket below it (Prometheus's and
+# OpenTelemetry's); their rows are the same.
+DIST = [3, 6].freeze
+
 # A view's rows as version 1's row arrays. Version 2 sends them as
 # columns, [n, values, data, starts] (docs/wire-format.md, Version 2).
 def rows_of(version, agg, nkeys, nbounds, rows)
   return rows if version == 1
   n, values, data, starts = rows
   raise "not one value column per key" unless values.size == nkeys
-  raise "wrong number of data columns" unless data.size == (agg == 3 ? 6 + nbounds : 1)
+  raise "wrong number of data columns" unless data.size == (DIST.include?(agg) ? 6 + nbounds : 1)
   raise "column length is not n" unless (values + data).all? { |col| col.size == n }
   raise "starts are not pairs" unless starts.size.even?
   idx = starts.each_slice(2).map(&:first)
@@ -37,7 +42,7 @@ def rows_of(version, agg, nkeys, nbounds, rows)
   own = starts.each_slice(2).to_h
   (0...n).map do |i|
     row = values.map { |col| col[i] }
-    if agg == 3 # count, sum, min, max, sum_sq_dev, then a column per bucket
+    if DIST.include?(agg) # count, sum, min, max, sum_sq_dev, then a column per bucket
       row += (0...5).map { |c| data[c][i] } + [data[5..].map { |col| col[i] }]
     else
       row << data[0][i]
@@ -58,14 +63,16 @@ def decode(raw)
           "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
           "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
   views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows, overflow|
+    raise "aggregation #{agg}" unless (1..6).include?(agg)
     v = (out["views"][strings[name]] ||= { "description" => strings[desc], "unit" => strings[unit],
-                                           "aggregation" => agg, "keys" => keys.map { |k| strings[k] },
+                                           "aggregation" => agg, "upper_inclusive" => agg == 6,
+                                           "keys" => keys.map { |k| strings[k] },
                                            "bounds" => bounds, "rows" => [] })
     # The overflow row has no tag values; tag it as OpenTelemetry does.
     tagged = rows_of(version, agg, keys.size, bounds.size, rows).map { |row| [row, keys.size, nil] }
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
-      nd = agg == 3 ? 6 : 1
+      nd = DIST.include?(agg) ? 6 : 1
       # A row, the overflow row too, may end with its own start.
       raise "bad row length" unless [n + nd, n + nd + 1].include?(row.size)
       values, data = row[0, n], row[n, nd]
@@ -75,7 +82,7 @@ def decode(raw)
       when 1 then r["count"] = data[0]
       when 2, 5 then r["sum"] = data[0] # 5: an up-down sum, always its total
       when 4 then r["value"] = data[0]
-      when 3
+      when 3, 6
         count, total, mn, mx, ssd, buckets = data
         raise "bad buckets" unless buckets.size == bounds.size + 1 && buckets.sum == count
         r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "sum_sq_dev" => ssd, "buckets" => buckets)
