@@ -177,9 +177,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 
 	exp.Start()
-	pr.printf(info, "zerostat demo: service on %s/ (%d load generators for %v), exporting a snapshot every %v to %s\n",
-		base, *workers, *duration, *period, target)
-	pr.printf(info, "zerostat demo: live stats page at %s/debug/stats, Prometheus metrics at %s/metrics, the snapshot at %s/snapshot\n", base, base, base)
+	// Lines of at most 100 columns, as the tables (an -export-to URL aside).
+	pr.printf(info, "zerostat demo: service on %s/ (%d load generators for %v),\n"+
+		"               exporting a snapshot every %v to %s\n", base, *workers, *duration, *period, target)
+	pr.printf(info, "zerostat demo: live stats page at %s/debug/stats,\n"+
+		"               Prometheus metrics at %s/metrics,\n"+
+		"               the snapshot at %s/snapshot\n", base, base, base)
 	if *exportTo == "" && *format == "table" {
 		pr.printf(info, "zerostat demo: each table is snapshot N, the N-th export: the totals since the start\n")
 	}
@@ -247,9 +250,9 @@ wait:
 	received, receivedAnswered := int64(-1), int64(-1)
 	if *exportTo == "" {
 		received, receivedAnswered = last.requests(), last.answered()
-		sum += fmt.Sprintf(", %d in the last snapshot received (callback counter demo/answered: %d)", received, receivedAnswered)
+		sum += fmt.Sprintf(",\n         %d in the last snapshot received (callback counter demo/answered: %d)", received, receivedAnswered)
 	}
-	pr.printf(info, "%s\n         %d exports, %d payloads, %d bytes sent, %d failed; record cost %.1f ns/op, %d allocs/op\n",
+	pr.printf(info, "%s\n         %d exports, %d payloads, %d bytes sent, %d failed\n         record cost %.1f ns/op, %d allocs/op\n",
 		sum, st.Exports, st.Sent, st.Bytes, st.Failures, ns, allocs)
 	if err := answeredCounter.Err(); err != nil {
 		// A callback that timed out (a stalled machine) is reported, not

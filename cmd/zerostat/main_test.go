@@ -35,11 +35,18 @@ func TestDemoTotalsMatch(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{"== snapshot 1 from zerostat-demo: cumulative values", "snapshot N, the N-th export",
-		"demo/latency", "demo/requests", "http.route=/users", "p99=", "summary:"} {
+		"demo/latency", "demo/requests", "http.route=/users", "~p50", "~p99", legend, "summary:"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
+	// Issue 44, item 8: lines of up to 222 columns; a start without
+	// milliseconds; estimates not labelled so.
+	checkWidth(t, s)
+	if strings.Contains(s, "p99=") {
+		t.Errorf("an estimate printed without its label:\n%s", s)
+	}
+	checkHeaders(t, s)
 	if view.Find("demo/requests") != nil {
 		t.Error("the demo left its views registered")
 	}
@@ -63,7 +70,7 @@ func TestDemoTotalsMatch(t *testing.T) {
 			t.Errorf("progress line %d of %d %q: want exactly the last one to say load done", i+1, len(lines), l[0])
 		}
 	}
-	if want := fmt.Sprintf("summary: %d requests answered, %d counted by demo/requests, %d in the last snapshot received", prev, prev, prev); prev <= 0 || !strings.Contains(s, want) {
+	if want := fmt.Sprintf("summary: %d requests answered, %d counted by demo/requests,\n         %d in the last snapshot received", prev, prev, prev); prev <= 0 || !strings.Contains(s, want) {
 		t.Errorf("the final progress line says %d requests; the summary should say %q:\n%s", prev, want, s)
 	}
 }
@@ -85,6 +92,7 @@ func TestDemoJSONAndInterrupt(t *testing.T) {
 	if len(lines) < 2 || !strings.Contains(errOut.String(), "; load done") || !strings.Contains(errOut.String(), "summary: ") {
 		t.Errorf("%d JSON lines; stderr:\n%s", len(lines), errOut.String())
 	}
+	checkWidth(t, errOut.String())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Ctrl-C before the first tick
@@ -93,6 +101,8 @@ func TestDemoJSONAndInterrupt(t *testing.T) {
 	if code := run(ctx, []string{"demo", "-duration", "1h"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "; interrupted, stopping") || !strings.Contains(out.String(), "summary: ") {
 		t.Errorf("interrupted demo: exit %d, stdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
+	checkWidth(t, out.String())
+	checkHeaders(t, out.String())
 }
 
 // TestExitCodes: -h and -help exit 0 with the usage on stdout for every

@@ -21,6 +21,7 @@ type printer struct {
 	w      io.Writer
 	format string
 	show   func(view string) bool // tables print these views (nil: all)
+	last   *wire.Payload          // the last payload printed as a table
 }
 
 func newPrinter(w io.Writer, format string) (*printer, error) {
@@ -41,8 +42,21 @@ func (p *printer) print(pl *wire.Payload) error {
 		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
 	}
-	fmt.Fprintf(p.w, "\n%s\n", header(pl))
+	// A snapshot whose table would repeat the last one printed (see
+	// repeats: a cumulative one with the same values, a delta one with
+	// nothing new), such as a final snapshot taken right after the last
+	// periodic one, gets one line instead.
+	if repeats(p.last, pl, p.show) {
+		note := fmt.Sprintf("to %s: the same values as snapshot %d", pl.End.Format("15:04:05.000"), p.last.Sequence)
+		if pl.Temporality == wire.Delta {
+			note = interval(pl.Start, pl.End) + ": nothing new"
+		}
+		fmt.Fprintf(p.w, "\n%s\n", wrapHeader(fmt.Sprintf("== snapshot %d from %s, %s, not printed ==", pl.Sequence, service(pl), note)))
+		return nil
+	}
+	fmt.Fprintf(p.w, "\n%s\n", wrapHeader(header(pl)))
 	writePayloadTable(p.w, pl, p.show)
+	p.last = pl
 	return nil
 }
 
@@ -52,22 +66,6 @@ func (p *printer) printf(w io.Writer, format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(w, format, args...)
-}
-
-// header names a payload: "snapshot N" is the exporter's N-th export
-// (its sequence number); a snapshot too large for one payload comes in
-// parts, numbered from 1 here. Cumulative values count from Start; delta
-// values from the previous export.
-func header(pl *wire.Payload) string {
-	part := ""
-	if pl.Part > 0 || !pl.Last {
-		part = fmt.Sprintf(", part %d", pl.Part+1)
-		if !pl.Last {
-			part += " (more follow)"
-		}
-	}
-	return fmt.Sprintf("== snapshot %d%s from %s: %s values, %s .. %s ==", pl.Sequence, part, service(pl),
-		pl.Temporality, pl.Start.Format(time.TimeOnly), pl.End.Format("15:04:05.000"))
 }
 
 func service(pl *wire.Payload) string {
