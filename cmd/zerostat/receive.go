@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -15,13 +16,19 @@ import (
 	"github.com/zerostat/zerostat/exporter/wire"
 )
 
+// maxRetained is the largest decoded payload (wire.Payload.MemSize) the
+// printer keeps to tell a repeated snapshot: a larger one is let go once
+// printed, so that what receive holds stays within its receiver's
+// budget, and the next snapshot is printed whole.
+const maxRetained = 4 << 20
+
 // printer writes payloads as tables or JSON lines, one payload at a time.
 type printer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	format string
 	show   func(view string) bool // tables print these views (nil: all)
-	last   *wire.Payload          // the last payload printed as a table
+	last   *wire.Payload          // the last payload printed as a table, if at most maxRetained
 }
 
 func newPrinter(w io.Writer, format string) (*printer, error) {
@@ -35,11 +42,12 @@ func (p *printer) print(pl *wire.Payload) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.format == "json" {
-		b, err := json.Marshal(pl)
-		if err != nil {
+		// Streamed a row at a time: a payload at the receiver's caps
+		// took 400 MiB to marshal whole.
+		if err := pl.WriteJSON(p.w); err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(p.w, "%s\n", b)
+		_, err := io.WriteString(p.w, "\n")
 		return err
 	}
 	// A snapshot whose table would repeat the last one printed (see
@@ -56,7 +64,10 @@ func (p *printer) print(pl *wire.Payload) error {
 	}
 	fmt.Fprintf(p.w, "\n%s\n", wrapHeader(header(pl)))
 	writePayloadTable(p.w, pl, p.show)
-	p.last = pl
+	p.last = nil
+	if pl.MemSize() <= maxRetained {
+		p.last = pl
+	}
 	return nil
 }
 
@@ -79,7 +90,8 @@ func service(pl *wire.Payload) string {
 
 func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("receive", "receive [flags]", `Accepts snapshots POSTed by exporter.HTTPSink (any path) and prints each
-one, until interrupted.`)
+one, until interrupted. A table prints a view's first 1000 rows (sorted by tags) and
+counts the rest; -format json prints every row.`)
 	listen := fs.String("listen", "127.0.0.1:4319", "`address` to listen on")
 	format := fs.String("format", "table", "output: table or json (one JSON object per line)")
 	maxBody := fs.Int64("max-body", receiver.DefaultMaxBodyBytes, "largest request body accepted, in `bytes`")
@@ -100,12 +112,8 @@ one, until interrupted.`)
 		return 1
 	}
 	fmt.Fprintf(stderr, "zerostat receive: listening on http://%s/\n", ln.Addr())
-	h := &receiver.Handler{MaxBodyBytes: *maxBody, MaxDecompressedBytes: *maxDec, OnPayload: func(p *wire.Payload) {
-		if err := pr.print(p); err != nil {
-			fmt.Fprintln(stderr, "zerostat receive:", err)
-		}
-	}}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limitMemory()
+	srv := &http.Server{Handler: receiveHandler(pr, stderr, *maxBody, *maxDec), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -117,4 +125,32 @@ one, until interrupted.`)
 		return 1
 	}
 	return 0
+}
+
+// receiveHandler is receive's handler: pr prints each payload, errors go
+// to stderr.
+func receiveHandler(pr *printer, stderr io.Writer, maxBody int64, maxDec int) *receiver.Handler {
+	return &receiver.Handler{MaxBodyBytes: maxBody, MaxDecompressedBytes: maxDec, OnPayload: func(p *wire.Payload) {
+		if err := pr.print(p); err != nil {
+			fmt.Fprintln(stderr, "zerostat receive:", err)
+		}
+	}}
+}
+
+// receiveMemoryLimit is receive's soft memory limit (runtime/debug's),
+// unless GOMEMLIMIT sets one: its receiver's in-flight budget, what
+// printing holds (a table's maxTableRows rows a view, a payload up to
+// maxRetained) and the runtime's own. Without it, the garbage of
+// printing a payload at the caps (a JSON line of 690,000 rows allocates
+// 170 MiB, a little at a time) waits for the GC until the heap is twice
+// what is live: 270 MiB for two such payloads where 128 MiB are live.
+const receiveMemoryLimit = receiver.DefaultMaxInflightBytes + 48<<20
+
+// limitMemory sets receiveMemoryLimit, unless GOMEMLIMIT is set. The GC
+// then runs as often as it must to keep the process's memory under it
+// while what is live fits (the receiver's budget sees to that).
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(receiveMemoryLimit)
+	}
 }

@@ -50,6 +50,12 @@ import (
 // digits (in full from 1000 to a million).
 const maxWidth = 100
 
+// maxTableRows is how many rows of a view a table prints: the first in
+// sorted order, then a line saying how many more there are (-format json
+// prints every row). A table is for people; laid out whole, a payload at
+// the receiver's caps (690,000 rows) took the printer over 300 MiB.
+const maxTableRows = 1000
+
 // legend explains the estimate columns, after a table that has them.
 const legend = "~p50, ~p99: estimates, interpolated within the bucket that holds them; the other columns are exact"
 
@@ -95,8 +101,12 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 		}
 		lines = append(lines, name)
 		// Rows come in the exporter's (hash) order; print them sorted.
-		for _, r := range sortedRows(v) {
+		rows := sortedRows(v)
+		for _, r := range rows[:min(len(rows), maxTableRows)] {
 			lines = append(lines, tableLine{indent: 2, left: formatTags(v.Keys, r.Values), breaks: ",", cells: rowCells(v, r)})
+		}
+		if more := len(rows) - maxTableRows; more > 0 {
+			lines = append(lines, tableLine{indent: 2, left: fmt.Sprintf("(%d more rows: -format json prints every row)", more)})
 		}
 		if v.Overflow != nil {
 			lines = append(lines, tableLine{indent: 2, left: "otel.metric.overflow=true", breaks: ",", cells: rowCells(v, v.Overflow)})

@@ -40,15 +40,23 @@ type Config struct {
 	// 64 MiB: a 1 MiB payload, zerostat's exporter's default cap, decodes
 	// to at most 56 MiB).
 	MaxDecodedBytes int `mapstructure:"max_decoded_bytes"`
-	// MaxInflightBytes caps what all requests being served hold together
-	// (default 128 MiB, never less than one request's caps together); a
-	// request past it is answered 503 with Retry-After.
+	// MaxInflightBytes caps what all requests being served hold together,
+	// the pdata they are converted into included (default 256 MiB, never
+	// less than one request's caps together); a request past it is
+	// answered 503 with Retry-After, one that could never fit 413.
 	MaxInflightBytes int64 `mapstructure:"max_inflight_bytes"`
 
 	_ struct{} // no unkeyed literals
 }
 
 var _ component.Config = (*Config)(nil)
+
+// DefaultMaxInflightBytes is max_inflight_bytes's default: twice
+// exporter/receiver's, since a request here holds the pdata it is
+// converted into beside its decoded payload (up to 2.5 times the decoded
+// payload's size, for rows of many tags), so that one request at the
+// default caps always fits: at most 64 MiB decoded and 160 MiB of pdata.
+const DefaultMaxInflightBytes = 2 * receiver.DefaultMaxInflightBytes
 
 func createDefaultConfig() component.Config {
 	sc := confighttp.NewDefaultServerConfig()
@@ -59,7 +67,7 @@ func createDefaultConfig() component.Config {
 		Path:                 DefaultPath,
 		MaxDecompressedBytes: receiver.DefaultMaxDecompressedBytes,
 		MaxDecodedBytes:      receiver.DefaultMaxDecodedBytes,
-		MaxInflightBytes:     receiver.DefaultMaxInflightBytes,
+		MaxInflightBytes:     DefaultMaxInflightBytes,
 	}
 }
 

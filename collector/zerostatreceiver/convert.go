@@ -183,3 +183,40 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own b
 		}
 	}
 }
+
+// Bytes per piece of the pdata Convert makes, upper bounds measured on
+// pdata v1 (TestConvertBytesBound checks them against TotalAlloc): a
+// number point (its struct, its value, its pointer in the slice), a
+// histogram point, an attribute (its KeyValue and AnyValue), a metric,
+// the ResourceMetrics and ScopeMetrics.
+const (
+	numberPointBytes = 128
+	histPointBytes   = 192
+	attrBytes        = 64
+	metricBytes      = 1 << 10
+	payloadBytes     = 4 << 10
+)
+
+// convertBytes returns an upper bound of what Convert(p, ...) allocates:
+// the pdata's memory, which the receiver reserves from
+// max_inflight_bytes before converting (receiver.Handler.ConsumeBytes).
+// A histogram point copies its bounds and counts; a point's slice of
+// attributes is allocated at its size class, a quarter above its bytes
+// at most. Cost: one pass over the views (not the rows). Safe for
+// concurrent use.
+func convertBytes(p *wire.Payload) int64 {
+	n := int64(payloadBytes + attrBytes*len(p.Resource))
+	for i := range p.Views {
+		v := &p.Views[i]
+		rows := int64(len(v.Rows))
+		point := int64(numberPointBytes)
+		if v.Aggregation == wire.Distribution {
+			point = histPointBytes + 8*int64(2*len(v.Bounds)+1)*5/4
+		}
+		n += metricBytes + rows*(point+int64(attrBytes*len(v.Keys))*5/4)
+		if v.Overflow != nil {
+			n += point + attrBytes
+		}
+	}
+	return n
+}

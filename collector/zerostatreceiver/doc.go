@@ -40,11 +40,16 @@
 // allocated; a request whose reservation does not fit is answered 503 at
 // once. One request holds at most max_request_body_size +
 // max_decompressed_bytes + max_decoded_bytes (80 MiB by default; 72 MiB
-// at its peak, as exporter/receiver's doc explains), and all together
-// max_inflight_bytes (128 MiB by default). The decoded payload stays
-// reserved until the pipeline's ConsumeMetrics returns; the pdata made
-// from it is not counted (about the decoded payload's size again, held
-// by the pipeline as long as it keeps the batch).
+// at its peak, as exporter/receiver's doc explains) until it is decoded,
+// then the decoded payload and its pdata, and all together
+// max_inflight_bytes (256 MiB by default). The pdata a payload is
+// converted into is reserved too, before converting, at an upper bound
+// of what Convert allocates (about 1.2 times the decoded payload for rows
+// without tags, up to 2.5 times for rows of many); payload and pdata stay
+// reserved until the pipeline's ConsumeMetrics returns (a pipeline that
+// keeps the batch longer holds it beyond that). TestPeakHeapAtCaps
+// measures the heap's peak at the default caps: 136 MiB for one densest
+// payload, 200 MiB for two at once.
 //
 // # Conversion
 //

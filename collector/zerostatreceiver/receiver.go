@@ -51,6 +51,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Metrics) (*ze
 	}
 	r := &zerostatReceiver{cfg: cfg, set: set, next: next, obsrep: obsrep, handler: cfg.handler()}
 	r.handler.Consume = r.consume
+	r.handler.ConsumeBytes = convertBytes // the pdata, reserved beside the decoded payload
 	return r, nil
 }
 

@@ -45,7 +45,7 @@ func TestFactory(t *testing.T) {
 	}
 	if cfg.NetAddr.Endpoint != DefaultEndpoint || cfg.Path != "/" || cfg.MaxRequestBodySize != receiver.DefaultMaxBodyBytes ||
 		cfg.MaxDecompressedBytes != receiver.DefaultMaxDecompressedBytes || cfg.MaxDecodedBytes != receiver.DefaultMaxDecodedBytes ||
-		cfg.MaxInflightBytes != receiver.DefaultMaxInflightBytes {
+		cfg.MaxInflightBytes != DefaultMaxInflightBytes {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	if _, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(Type), cfg, consumertest.NewNop()); err == nil {
@@ -360,9 +360,11 @@ func TestInflightBudget(t *testing.T) {
 	}
 	close(release)
 	t.Logf("%d requests held payloads of %d bytes within a budget of %d", held, p.MemSize(), budget)
-	if held < 1 || held > budget/p.MemSize() {
-		t.Errorf("%d requests held payloads of %d bytes at once within a budget of %d; want 1 to %d",
-			held, p.MemSize(), budget, budget/p.MemSize())
+	// Each holds its decoded payload and the pdata made from it.
+	per := p.MemSize() + int(convertBytes(p))
+	if held < 1 || held > budget/per {
+		t.Errorf("%d requests held payloads of %d bytes (and %d of pdata) at once within a budget of %d; want 1 to %d",
+			held, p.MemSize(), convertBytes(p), budget, budget/per)
 	}
 	for range held {
 		if a := <-answers; a.status != 204 {

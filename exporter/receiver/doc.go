@@ -37,9 +37,14 @@
 // grows by doubling, holding old and new buffer during the copy. The
 // decoded payload is reserved at wire.DecodeLimit's cap and the part it
 // did not take given back; it stays reserved until OnPayload returns.
-// Not counted: about 50 KiB of gzip state per request, what OnPayload
-// keeps, and garbage the GC has not yet collected (with GOGC=100 the heap
-// may reach twice what is live).
+// What Consume allocates is reserved too when ConsumeBytes bounds it (the
+// Collector receiver's pdata). Not counted: about 50 KiB of gzip state
+// per request, what OnPayload keeps, and garbage the GC has not yet
+// collected (with GOGC=100 the heap may reach twice what is live: set
+// GOMEMLIMIT to MaxInflightBytes plus what the rest of the process needs,
+// as zerostat receive does). TestPeakHeapAtCaps measures the heap's peak
+// on the densest valid payloads at the default caps: 64 MiB for one,
+// 128 MiB for two at once.
 //
 // # Time
 //

@@ -69,6 +69,15 @@ type Handler struct {
 	// pipeline behind the receiver is busy or down). It runs as OnPayload
 	// does; r is the request (for its context).
 	Consume func(r *http.Request, p *wire.Payload) error
+	// ConsumeBytes, when set, returns an upper bound of the memory
+	// Consume (or OnPayload) allocates for p and holds until it returns,
+	// such as the pdata a Collector receiver converts p into. It is
+	// reserved from MaxInflightBytes, beside the decoded payload, before
+	// the call: a payload whose bound could never fit (with the decoded
+	// payload, over MaxInflightBytes alone) is answered 413 naming both,
+	// one that does not fit now 503 with Retry-After. Nil: nothing is
+	// reserved for the call.
+	ConsumeBytes func(p *wire.Payload) int64
 
 	inflight atomic.Int64 // bytes reserved by the requests being served
 }
@@ -286,6 +295,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.give(limit - int64(p.MemSize())) // reserved but not taken
+	if h.ConsumeBytes != nil {
+		n := h.ConsumeBytes(p)
+		if q.held+n > l.inflight {
+			fail(w, http.StatusRequestEntityTooLarge, "payload of "+strconv.FormatInt(int64(p.MemSize()), 10)+
+				" bytes decoded needs "+strconv.FormatInt(n, 10)+" more to consume; together over the "+
+				strconv.FormatInt(l.inflight, 10)+"-byte in-flight budget")
+			return
+		}
+		if err := q.take(n); err != nil {
+			busy(w)
+			return
+		}
+	}
 	if h.Consume != nil {
 		if err := h.Consume(r, p); err != nil {
 			refuse(w, err)

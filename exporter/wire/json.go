@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"strconv"
 	"time"
@@ -47,8 +50,8 @@ type jsonView struct {
 	// (View.UpperInclusive).
 	UpperInclusive bool      `json:"upper_inclusive,omitempty"`
 	Start          time.Time `json:"start"`
-	Rows           []jsonRow `json:"rows"`
 	Overflow       *jsonRow  `json:"overflow,omitempty"`
+	Rows           []jsonRow `json:"rows"` // last: WriteJSON streams them
 }
 
 type jsonPayload struct {
@@ -67,8 +70,18 @@ func fp(v float64) *jsonFloat { f := jsonFloat(v); return &f }
 
 // MarshalJSON renders the payload for people and tools: tags and resource
 // as objects (absent tags left out), aggregations by name, non-finite
-// floats as "NaN", "+Inf", "-Inf".
+// floats as "NaN", "+Inf", "-Inf". It is WriteJSON into one buffer.
 func (p *Payload) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	err := p.WriteJSON(&b)
+	return b.Bytes(), err
+}
+
+// WriteJSON writes the JSON MarshalJSON returns to w, a row at a time:
+// it holds one row's JSON at once, not the payload's (a payload of
+// 690,000 rows, as the receiver's caps admit, took 400 MiB to marshal
+// whole). Cost: a few allocations per row.
+func (p *Payload) WriteJSON(w io.Writer) error {
 	jp := jsonPayload{
 		Version: p.Version, Start: p.Start, End: p.End, Temporality: p.Temporality.String(),
 		Sequence: p.Sequence, Part: p.Part, Last: p.Last,
@@ -77,30 +90,62 @@ func (p *Payload) MarshalJSON() ([]byte, error) {
 	for _, a := range p.Resource {
 		jp.Resource[a.Key] = a.Value
 	}
-	for _, v := range p.Views {
+	bw := bufio.NewWriter(w)
+	// Each object's last field is an empty array, "...[]}": write the
+	// object up to its "[", the elements, then "]}".
+	open := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = bw.Write(b[:len(b)-2])
+		return err
+	}
+	if err := open(jp); err != nil {
+		return err
+	}
+	for i := range p.Views {
+		v := &p.Views[i]
 		jv := jsonView{Name: v.Name, Description: v.Description, Unit: v.Unit,
 			Aggregation: v.Aggregation.String(), Keys: v.Keys, UpperInclusive: v.UpperInclusive,
 			Start: v.Start, Rows: []jsonRow{}}
 		for _, b := range v.Bounds {
 			jv.Bounds = append(jv.Bounds, jsonFloat(b))
 		}
-		for i := range v.Rows {
-			jv.Rows = append(jv.Rows, jsonRowOf(&v, &v.Rows[i]))
-		}
-		for _, rs := range v.RowStarts {
-			jv.Rows[rs.Row].Start = &rs.Start
-		}
 		if v.Overflow != nil {
-			jr := jsonRowOf(&v, v.Overflow)
+			jr := jsonRowOf(v, v.Overflow)
 			jr.Tags = map[string]string{"otel.metric.overflow": "true"}
 			if !v.OverflowStart.IsZero() {
 				jr.Start = &v.OverflowStart
 			}
 			jv.Overflow = &jr
 		}
-		jp.Views = append(jp.Views, jv)
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if err := open(jv); err != nil {
+			return err
+		}
+		starts := v.RowStarts
+		for r := range v.Rows {
+			jr := jsonRowOf(v, &v.Rows[r])
+			if len(starts) > 0 && starts[0].Row == r {
+				jr.Start = &starts[0].Start
+				starts = starts[1:]
+			}
+			b, err := json.Marshal(jr)
+			if err != nil {
+				return err
+			}
+			if r > 0 {
+				bw.WriteByte(',')
+			}
+			bw.Write(b)
+		}
+		bw.WriteString("]}")
 	}
-	return json.Marshal(jp)
+	bw.WriteString("]}")
+	return bw.Flush()
 }
 
 func jsonRowOf(v *View, r *Row) jsonRow {
