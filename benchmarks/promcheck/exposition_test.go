@@ -19,10 +19,14 @@ import (
 )
 
 // only keeps the fixture's lines (other views may be registered).
-func only(text []byte) string {
+func only(text []byte) string { return linesOf(string(text), namePrefix) }
+
+// linesOf keeps the lines of the families whose names start with prefix:
+// their samples and their "# HELP", "# TYPE" and "# UNIT" lines.
+func linesOf(text, prefix string) string {
 	var b strings.Builder
-	for _, l := range strings.SplitAfter(string(text), "\n") {
-		if strings.Contains(l, " "+namePrefix) || strings.HasPrefix(l, namePrefix) {
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if strings.Contains(l, " "+prefix) || strings.HasPrefix(l, prefix) {
 			b.WriteString(l)
 		}
 	}
@@ -107,18 +111,26 @@ func TestTextMatchesClientGolang(t *testing.T) {
 	// ("1.0", not "1") on every path, so that a bucket is one series
 	// whichever way it reaches Prometheus (docs/metric-mapping.md).
 	theirs := canonicalLe(only(promText(t)))
-	if ours != theirs {
-		ol, tl := strings.Split(ours, "\n"), strings.Split(theirs, "\n")
-		for i := range min(len(ol), len(tl)) {
-			if ol[i] != tl[i] {
-				t.Fatalf("line %d differs:\nzerostat:      %s\nclient_golang: %s", i+1, ol[i], tl[i])
-			}
-		}
-		t.Fatalf("%d lines; client_golang %d", len(ol), len(tl))
-	}
+	sameLines(t, ours, theirs)
 	if n := strings.Count(ours, "\n"); n < nSeries {
 		t.Fatalf("only %d lines", n)
 	}
+}
+
+// sameLines fails t at the first line where ours and theirs
+// (client_golang's) differ, or when one has more lines.
+func sameLines(t testing.TB, ours, theirs string) {
+	t.Helper()
+	if ours == theirs {
+		return
+	}
+	ol, tl := strings.Split(ours, "\n"), strings.Split(theirs, "\n")
+	for i := range min(len(ol), len(tl)) {
+		if ol[i] != tl[i] {
+			t.Fatalf("line %d differs:\nzerostat:      %s\nclient_golang: %s", i+1, ol[i], tl[i])
+		}
+	}
+	t.Fatalf("%d lines; client_golang %d", len(ol), len(tl))
 }
 
 // The same series and values as VictoriaMetrics/metrics writes (its text

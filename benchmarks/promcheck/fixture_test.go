@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,12 +88,18 @@ func promName(j int) string {
 
 func help(j int) string { return fmt.Sprintf("Metric %d of the exposition fixture.", j) }
 
-var zsOnce sync.Once
+var (
+	zsOnce sync.Once
+	// zsRegistered brackets the registration of the fixture's views:
+	// each view's start lies within.
+	zsRegistered [2]time.Time
+)
 
 // zerostatFixture registers the fixture's views once per process and
 // leaves them registered.
 func zerostatFixture(tb testing.TB) {
 	zsOnce.Do(func() {
+		zsRegistered[0] = time.Now()
 		keys := make([]tag.Key, len(labelNames))
 		for i, n := range labelNames {
 			keys[i] = tag.MustNewKey(n)
@@ -113,6 +120,7 @@ func zerostatFixture(tb testing.TB) {
 				panic(err)
 			}
 		}
+		zsRegistered[1] = time.Now()
 		for s := range perMetric {
 			v := vals(s)
 			ctx, err := tag.New(context.Background(), tag.Upsert(keys[0], v[0]), tag.Upsert(keys[1], v[1]), tag.Upsert(keys[2], v[2]))
@@ -126,7 +134,9 @@ func zerostatFixture(tb testing.TB) {
 	})
 }
 
-// promRegistry builds the fixture in a fresh client_golang registry.
+// promRegistry builds the fixture in a fresh client_golang registry, the
+// histograms with the unit zerostat declares (OpenMetrics "# UNIT"; the
+// text format has none).
 func promRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	for j := range nMetrics {
@@ -139,7 +149,7 @@ func promRegistry() *prometheus.Registry {
 			}
 			continue
 		}
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: promName(j), Help: help(j), Buckets: bounds16}, labelNames)
+		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: promName(j), Help: help(j), Unit: "milliseconds", Buckets: bounds16}, labelNames)
 		reg.MustRegister(h)
 		for s := range perMetric {
 			o := h.WithLabelValues(vals(s)...)

@@ -14,7 +14,9 @@
 // keeps the names of OpenCensus's Prometheus exporter instead (no unit, no
 // "_total"), for a migrated service's dashboards.
 //
-//   - Count → counter: samples "<name>_total", integer values;
+//   - Count → counter: samples "<name>_total", integral values, spelled
+//     as client_golang spells a counter's float ("3", in OpenMetrics
+//     "3.0"; "1e+06" from a million on);
 //   - Sum → counter: "<name>_total"; in the text format the family is
 //     named "<name>_total" too, as client_golang names counters, in
 //     OpenMetrics "<name>";
@@ -30,7 +32,8 @@
 // namespace prefix and constant labels. Families come sorted by view name,
 // series by their tag values, so the output is deterministic. Numbers are
 // spelled as client_golang spells them (shortest round-trip form, "+Inf",
-// "-Inf", "NaN"; OpenMetrics adds ".0" to integral floats). "le" values
+// "-Inf", "NaN", "0" for -0; OpenMetrics adds ".0" to integral floats, and
+// writes histogram bucket counts and "_count" as integers). "le" values
 // are spelled one way in both formats and in remote write, OpenMetrics's
 // canonical "1.0" (with OpenCensusNames, the text format's "1").
 //

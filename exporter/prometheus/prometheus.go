@@ -411,13 +411,13 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 	switch fam.kind {
 	case core.KindCount:
 		dst = appendName(dst, fam.sampleName, lb)
-		dst = append(strconv.AppendInt(dst, s.ReadCount(), 10), '\n')
+		dst = append(appendCount(dst, s.ReadCount(), x.om), '\n')
 	case core.KindSum:
 		dst = appendName(dst, fam.sampleName, lb)
 		dst = append(appendFloat(dst, h.values[x.i]+0), '\n') // +0: no "-0"
 	case core.KindLastValue:
 		dst = appendName(dst, fam.sampleName, lb)
-		dst = append(appendFloat(dst, s.ReadLast()), '\n')
+		dst = append(appendFloat(dst, s.ReadLast()+0), '\n') // +0: no "-0"
 	case core.KindDistribution:
 		st := s.ReadDist(h.buckets)
 		les := fam.les
@@ -436,7 +436,7 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 			}
 			dst = append(dst, les[i]...)
 			dst = append(dst, '}', ' ')
-			dst = strconv.AppendInt(dst, cum, 10)
+			dst = appendBucketCount(dst, cum, x.om)
 			if i < len(exs) && exs[i] != nil {
 				dst = appendExemplar(dst, exs[i])
 			}
@@ -447,7 +447,7 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 			dst = append(appendFloat(dst, st.Sum+0), '\n')
 		}
 		dst = appendName(dst, fam.countName, lb)
-		dst = append(strconv.AppendInt(dst, cum, 10), '\n')
+		dst = append(appendBucketCount(dst, cum, x.om), '\n')
 	}
 	if x.om && !x.untyped && fam.createdName != "" {
 		dst = appendName(dst, fam.createdName, lb)
@@ -455,6 +455,39 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 		dst = append(promname.AppendOpenMetricsFloat(dst, float64(start.UnixNano())/1e9), '\n')
 	}
 	return dst
+}
+
+// minExpCount is the least count client_golang's float formatting
+// (strconv's shortest 'g' form) writes with an exponent: 1e6 is "1e+06".
+const minExpCount = 1_000_000
+
+// appendCount appends the count n as client_golang writes a counter's
+// value, a float: n's digits below a million, the shortest 'g' form from
+// there ("1e+06", "1.234567e+06"), and in OpenMetrics (om) with ".0"
+// after integral digits ("2.0"). Below a million, the common case, it
+// formats n as an integer (the same digits, cheaper). No allocation.
+func appendCount(dst []byte, n int64, om bool) []byte {
+	if n >= 0 && n < minExpCount {
+		dst = strconv.AppendInt(dst, n, 10)
+		if om {
+			dst = append(dst, '.', '0')
+		}
+		return dst
+	}
+	if om {
+		return promname.AppendOpenMetricsFloat(dst, float64(n))
+	}
+	return promname.AppendFloat(dst, float64(n))
+}
+
+// appendBucketCount appends a histogram's cumulative bucket count or
+// _count as client_golang writes it: an integer in OpenMetrics, a float
+// in the text format (appendCount: "1e+06" from a million).
+func appendBucketCount(dst []byte, n int64, om bool) []byte {
+	if om {
+		return strconv.AppendInt(dst, n, 10)
+	}
+	return appendCount(dst, n, false)
 }
 
 // appendExemplar appends an OpenMetrics exemplar, " # {labels} value
@@ -473,7 +506,7 @@ func appendExemplar(dst []byte, e *core.Exemplar) []byte {
 		dst = append(dst, '"')
 	}
 	dst = append(dst, '}', ' ')
-	dst = promname.AppendOpenMetricsFloat(dst, e.Value)
+	dst = promname.AppendOpenMetricsFloat(dst, e.Value+0) // +0: no "-0"
 	dst = append(dst, ' ')
 	return promname.AppendOpenMetricsFloat(dst, float64(e.Time)/1e9)
 }

@@ -184,9 +184,9 @@ ns_fx_latency_milliseconds_sum{key_le="x",route="/a"} 606.25
 ns_fx_latency_milliseconds_count{key_le="x",route="/a"} 4
 # HELP ns_fx_requests Count of fx/latency recordings: Latency of \"requests\"\nin ms \\ total
 # TYPE ns_fx_requests counter
-ns_fx_requests_total 1
-ns_fx_requests_total{http_status="200",route="/a"} 4
-ns_fx_requests_total{http_status="500",route="/b\"\\"} 1
+ns_fx_requests_total 1.0
+ns_fx_requests_total{http_status="200",route="/a"} 4.0
+ns_fx_requests_total{http_status="500",route="/b\"\\"} 1.0
 # HELP ns_fx_size_bytes Response size
 # TYPE ns_fx_size_bytes counter
 # UNIT ns_fx_size_bytes bytes
