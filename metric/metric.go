@@ -234,6 +234,16 @@ func joinValues(vals []string) string {
 // Cost: see the package documentation.
 func Collect() { core.Collect() }
 
+// ErrCallback is wrapped by the error an export returns (exporter's,
+// otlp's and remotewrite's Export or Push, and their OnError) when a
+// callback of its snapshot failed: it panicked, did not return within
+// the timeout, or returned an error (an otel observable's callback). The
+// callback's values are left out of that snapshot (or, for an error it
+// returned, are what it observed before); everything else is delivered,
+// and the export is not counted as failed. zerostat/callback_failures
+// counts each failure (selfstats).
+var ErrCallback = core.ErrCallback
+
 // SetTimeout sets how long a snapshot waits for the callbacks (d <= 0:
 // the default, 1 s). Safe for concurrent use.
 func SetTimeout(d time.Duration) { core.SetCollectTimeout(d) }

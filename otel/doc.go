@@ -137,7 +137,20 @@
 //     true;
 //   - a histogram whose samples include NaN: zerostat's min and max leave
 //     NaN out (NaN only when every sample was NaN, as the SDK exports
-//     then); the SDK's are NaN from a NaN first sample on.
+//     then); the SDK's are NaN from a NaN first sample on;
+//   - a callback that returns an error (or panics, or outlasts the collect
+//     timeout) is reported on every path as the SDK's reader reports it,
+//     and its snapshot still goes out: MeterProvider.Collect returns the
+//     error, as the SDK's Reader.Collect; an export (exporter, otlp,
+//     remotewrite: Export, Push, and OnError for periodic ones) returns
+//     it wrapping metric.ErrCallback, having delivered everything else
+//     (what the callback observed before its error included, as the SDK
+//     keeps it); scrapes (Prometheus, /snapshot, /debug/stats) pass it to
+//     otel.Handle; every path counts it in zerostat/callback_failures.
+//     The SDK's PeriodicReader exports nothing in a cycle where a
+//     callback failed (it exports only when Collect returned no error):
+//     one failing callback would silence every instrument of the
+//     provider, which zerostat does not do (TestCallbackErrorEveryPath).
 //
 // The TestCorners tests (corners_test.go) hold the API's corner cases
 // to the SDK: invalid names, advisory boundaries (none, empty, unsorted,

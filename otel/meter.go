@@ -558,6 +558,7 @@ func (p *MeterProvider) Collect(ctx context.Context) error {
 			continue
 		}
 		if err := r.runAndApply(ctx); err != nil {
+			r.cb.Report(err) // counted in selfstats as a snapshot's failure is
 			errs = append(errs, err)
 		}
 	}

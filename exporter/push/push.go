@@ -385,7 +385,10 @@ func (c *Cycle) Failed() error { return c.err }
 // views unregistered since this pipeline's last successful export are
 // still there, with their final values) and passes each request to
 // Cycle.Send. ctx bounds it (one Interval when ctx has no deadline). It
-// returns the first failure, or produce's error.
+// returns the first failure, or produce's error, joined with the
+// failures of the snapshot's callbacks (wrapping core.ErrCallback, as
+// metric.ErrCallback): a failed callback leaves its values out, and is
+// not a failed export (the rest is delivered, nothing is resent).
 func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -402,8 +405,8 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 	p.exports.Add(1)
 	began := time.Now()
 	retries0, dropped0 := p.retries.Load(), p.dropped.Load()
-	core.CollectContext(ctx) // callback gauges and counters (metric, runtime), within half of ctx's time
-	selfstats.RecordViews()  // zerostat/live_series, ... in this snapshot
+	cbErr := core.CollectContext(ctx) // callback gauges and counters (metric, runtime, otel), within half of ctx's time
+	selfstats.RecordViews()           // zerostat/live_series, ... in this snapshot
 	c := &p.cycle
 	*c = Cycle{p: p, ctx: ctx}
 	p.rejectedRun = false
@@ -437,7 +440,7 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 			p.log.Warn("zerostat exporter: exports failing", "sink", p.cfg.Name, "target", p.cfg.Target, "err", err)
 			p.state = stateFailing
 		}
-		return err
+		return errors.Join(err, cbErr)
 	}
 	if reader != nil {
 		reader.Ack(ticket)
@@ -452,7 +455,10 @@ func (p *Pipeline) Export(ctx context.Context, produce func(*Cycle) error) error
 		p.log.Info("zerostat exporter: the receiver accepts every data point again", "sink", p.cfg.Name, "target", p.cfg.Target)
 		p.state = stateOK
 	}
-	return nil
+	// Delivered: a failed callback's values are what the snapshot lacks.
+	// Reported as the OTel SDK's reader reports it (Collect's error), but
+	// not as a failed export: nothing is resent or counted as failing.
+	return cbErr
 }
 
 // Rejected records that a receiver accepted a request but rejected n of

@@ -2,8 +2,10 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,10 +42,11 @@ type Callback struct {
 }
 
 // Report records a failure of the callback other than a panic or a
-// timeout (a bad value it read): Errors counts it, Err returns it.
+// timeout (a bad value it read, an error it returned): Errors counts it,
+// Err returns it, and, reported from Apply, the collect's error holds it.
 func (c *Callback) Report(err error) {
-	c.errors.Add(1)
 	c.fail(err)
+	c.errors.Add(1) // after fail: a collect that sees the count sees err
 }
 
 // Errors returns how many failures Report recorded.
@@ -66,7 +69,8 @@ func (c *Callback) Err() error {
 	return nil
 }
 
-func (c *Callback) fail(err error) { c.lastErr.Store(&err) }
+// fail records err as the callback's last failure and returns it.
+func (c *Callback) fail(err error) error { c.lastErr.Store(&err); return err }
 
 var (
 	cbMu      sync.Mutex // guards cbs' writers
@@ -132,24 +136,49 @@ func Callbacks() []*Callback {
 // Safe for concurrent use; concurrent calls run one after the other.
 func Collect() { CollectContext(context.Background()) }
 
+// ErrCallback is wrapped by the error CollectContext returns: a callback
+// of the snapshot failed (panicked, did not return in time, or reported
+// an error), and its values are left out of it or incomplete; every
+// other value of the snapshot is in.
+var ErrCallback = errors.New("callback failed")
+
+// callbackError is CollectContext's error: the failures of one collect,
+// each naming its callback.
+type callbackError struct{ errs []error }
+
+func (e *callbackError) Error() string {
+	msg := "zerostat: " + strconv.Itoa(len(e.errs)) + " callback(s) failed in this snapshot: " + e.errs[0].Error()
+	for _, err := range e.errs[1:] {
+		msg += "; " + err.Error()
+	}
+	return msg
+}
+
+func (e *callbackError) Is(target error) bool { return target == ErrCallback }
+func (e *callbackError) Unwrap() []error      { return e.errs }
+
 // CollectContext is Collect bounded by ctx as well: it waits for the
 // callbacks no longer than half the time left before ctx's deadline (so
 // that a push whose context bounds the whole export still has time to
-// send), nor past ctx's end.
-func CollectContext(ctx context.Context) {
+// send), nor past ctx's end. It returns what failed in this collect
+// (wrapping ErrCallback; nil when every callback ran and applied): each
+// callback that panicked, did not return in time, or reported an error
+// (Report) while its values were applied.
+func CollectContext(ctx context.Context) error {
 	list := Callbacks()
 	if len(list) == 0 {
-		return
+		return nil
 	}
+	var errs []error
 	collectMu.Lock()
 	defer collectMu.Unlock()
-	done := make(chan *Callback, len(list))
+	done := make(chan ran, len(list))
 	started := make([]bool, len(list))
 	pending := 0
 	for i, c := range list {
 		if !c.running.CompareAndSwap(false, true) {
 			c.timeouts.Add(1)
-			c.fail(fmt.Errorf("callback %q: still running since an earlier snapshot; its values are left out", c.Name))
+			errs = append(errs, c.fail(fmt.Errorf("callback %q: still running since an earlier snapshot; its values are left out", c.Name)))
 			continue
 		}
 		started[i] = true
@@ -157,9 +186,11 @@ func CollectContext(ctx context.Context) {
 		go run(c, done)
 	}
 	ok := make([]bool, len(list))
-	receive := func(c *Callback) {
+	receive := func(r ran) {
 		pending--
-		if i := slices.Index(list, c); c != nil && i >= 0 {
+		if r.panicked != nil {
+			errs = append(errs, r.panicked)
+		} else if i := slices.Index(list, r.c); i >= 0 {
 			ok[i] = true
 		}
 	}
@@ -173,8 +204,8 @@ func CollectContext(ctx context.Context) {
 	wait:
 		for pending > 0 {
 			select {
-			case c := <-done:
-				receive(c)
+			case r := <-done:
+				receive(r)
 			case <-timer.C:
 				break wait
 			case <-ctx.Done():
@@ -185,8 +216,8 @@ func CollectContext(ctx context.Context) {
 	if pending > 0 { // timed out: take what arrived meanwhile, report the rest
 		for drained := false; !drained; {
 			select {
-			case c := <-done:
-				receive(c)
+			case r := <-done:
+				receive(r)
 			default:
 				drained = true
 			}
@@ -195,31 +226,44 @@ func CollectContext(ctx context.Context) {
 		for i, c := range list {
 			if started[i] && !ok[i] && c.running.Load() {
 				c.timeouts.Add(1)
-				c.fail(fmt.Errorf("callback %q: did not return within %v; its values are left out", c.Name, d))
+				errs = append(errs, c.fail(fmt.Errorf("callback %q: did not return within %v; its values are left out", c.Name, d)))
 			}
 		}
 	}
 	for i, c := range list {
 		if ok[i] && c.Apply != nil {
+			n := c.errors.Load()
 			c.Apply()
+			if c.errors.Load() != n { // Apply reported an error (Applies are serialised)
+				errs = append(errs, c.Err())
+			}
 		}
 	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &callbackError{errs}
+}
+
+// ran is what a run of a callback sends back: the callback, or the
+// error of its panic.
+type ran struct {
+	c        *Callback
+	panicked error
 }
 
 // run calls c.Run, recovering a panic, and reports c on done (nil after a
 // panic). done is buffered for every callback of the collect, so a late
 // run never blocks.
-func run(c *Callback, done chan<- *Callback) {
-	var out *Callback
+func run(c *Callback, done chan<- ran) {
+	out := ran{c: c}
 	defer func() {
 		if p := recover(); p != nil {
 			c.panics.Add(1)
-			c.fail(fmt.Errorf("callback %q: panicked: %v; its values are left out", c.Name, p))
-			out = nil
+			out.panicked = c.fail(fmt.Errorf("callback %q: panicked: %v; its values are left out", c.Name, p))
 		}
 		c.running.Store(false)
 		done <- out
 	}()
 	c.Run()
-	out = c
 }
