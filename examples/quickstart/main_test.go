@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +121,63 @@ func TestReadmeUseIsThisProgram(t *testing.T) {
 	}
 	if prog = "package main\n" + prog; snippet != prog {
 		t.Errorf("README's Use snippet differs from examples/quickstart/main.go; paste the file from \"package main\" on.\nREADME:\n%s\nmain.go:\n%s", snippet, prog)
+	}
+}
+
+// TestReadmeReplaceCommand runs the README's command for depending on a
+// local clone, verbatim, in a module of its own beside ../zerostat (a
+// link to this repository) holding this program, offline (GOPROXY=off):
+// the module must then build. The migration guide's go mod tidy step
+// relies on the same replace.
+func TestReadmeReplaceCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go mod tidy and go build in a new module")
+	}
+	for _, tool := range []string{"go", "sh"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s on PATH: %v", tool, err)
+		}
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, use, _ := strings.Cut(string(readme), "\n## Use\n")
+	use, _, _ = strings.Cut(use, "```go\n")
+	_, command, ok := strings.Cut(strings.Join(strings.Fields(use), " "), "`go mod edit -replace ")
+	command, _, ok2 := strings.Cut(command, "`")
+	if !ok || !ok2 {
+		t.Fatal("README.md's Use section gives no `go mod edit -replace ...` command before its program")
+	}
+	command = "go mod edit -replace " + command
+
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(root, filepath.Join(dir, "zerostat")); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "app")
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"go.mod": []byte("module example.com/app\n\ngo 1.26\n"), "main.go": src} {
+		if err := os.WriteFile(filepath.Join(app, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", command+"\ngo build -o quickstart .\n")
+	cmd.Dir = app
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s, then go build, in a module of its own: %v\n%s", command, err, out)
 	}
 }

@@ -1,14 +1,3 @@
-// Command benchgate checks `go test -bench` output against committed
-// rules: allocation budgets, ratio bounds between benchmarks of one run,
-// and regressions against a baseline. It is built on golang.org/x/perf
-// (benchfmt reads the results; benchmath gives the medians, their
-// confidence intervals and the Mann-Whitney U test benchstat uses), so it
-// works on any Go project's benchmark output.
-//
-//	benchgate -rules gate.rules [-baseline old.txt] new.txt...
-//
-// It prints a table of every check and exits 1 when a rule is broken
-// (naming it), 2 on bad input. See ParseRules for the rules syntax.
 package main
 
 import (
@@ -30,7 +19,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *rulesPath == "" || fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: benchgate -rules FILE [-baseline FILE] RESULTS...")
+		fmt.Fprintln(stderr, "usage: benchgate -rules FILE [-baseline OLD] NEW...\n"+
+			"checks go test -bench output (NEW, and OLD for regress rules) against the rules in FILE;\n"+
+			"the rules syntax, and running it on any project: go doc ./cmd/benchgate in zerostat's benchmarks/")
 		return 2
 	}
 	rf, err := os.Open(*rulesPath)

@@ -58,3 +58,18 @@ BenchmarkDecode/otlp-2 50 7000000 ns/op 3000000 B/op 100000 allocs/op
 		t.Errorf("without results: %q", none.String())
 	}
 }
+
+// TestKeepSummary: a full run keeps the hand-written summary of the file
+// it replaces, in its place before the generated tables.
+func TestKeepSummary(t *testing.T) {
+	old := []byte("# Performance\n\nold intro\n\n<!-- summary:begin (hand) -->\n## Summary\n\nfigures\n<!-- summary:end -->\n\n## Record path, ns/op\n\nold\n")
+	doc := []byte("# Performance\n\nnew intro\n\n## Record path, ns/op\n\nnew\n")
+	got := string(keepSummary(old, doc))
+	want := "# Performance\n\nnew intro\n\n<!-- summary:begin (hand) -->\n## Summary\n\nfigures\n<!-- summary:end -->\n\n## Record path, ns/op\n\nnew\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if got := string(keepSummary([]byte("no summary"), doc)); got != string(doc) {
+		t.Errorf("without a summary: %q", got)
+	}
+}

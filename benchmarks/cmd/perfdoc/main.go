@@ -247,11 +247,37 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	doc := writeDoc(r, bsText, relSVG(*out, *svg), relSVG(*out, *scaleSVG))
+	if old, err := os.ReadFile(*out); err == nil {
+		doc = keepSummary(old, doc)
+	}
 	if err := os.WriteFile(*out, doc, 0o644); err != nil {
 		fmt.Fprintln(stderr, "perfdoc:", err)
 		return 1
 	}
 	return 0
+}
+
+// The hand-written summary of docs/performance.md (the figures the
+// README carried until issue 44), which a full run keeps as it is.
+const (
+	summaryBegin = "<!-- summary:begin"
+	summaryEnd   = "<!-- summary:end -->"
+)
+
+// keepSummary returns doc with the summary section of old (the file it
+// replaces), if old has one, in its place before the first generated
+// table.
+func keepSummary(old, doc []byte) []byte {
+	i := bytes.Index(old, []byte(summaryBegin))
+	if i < 0 {
+		return doc
+	}
+	j := bytes.Index(old[i:], []byte(summaryEnd))
+	if j < 0 {
+		return doc
+	}
+	sec := append(append([]byte(nil), old[i:i+j+len(summaryEnd)]...), "\n\n"...)
+	return spliceSection(doc, sec, summaryBegin, summaryEnd, "## Record path")
 }
 
 // spliceFile writes the section write renders into the document at path,
