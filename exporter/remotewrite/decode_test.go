@@ -13,6 +13,14 @@ import (
 // the same bytes with the official protobuf runtime).
 
 type series struct {
+	labels    []label
+	value     float64
+	ts        int64
+	exemplars []exemplar
+}
+
+// exemplar is one TimeSeries.exemplars element.
+type exemplar struct {
 	labels []label
 	value  float64
 	ts     int64
@@ -171,10 +179,19 @@ func decodeTimeSeries(b []byte) (series, error) {
 			}
 			s.labels = append(s.labels, l)
 		case 2:
+			if len(s.exemplars) > 0 {
+				return s, errors.New("TimeSeries: a sample after an exemplar (not proto.Marshal's order)")
+			}
 			samples++
 			if s.value, s.ts, err = decodeSample(m); err != nil {
 				return s, err
 			}
+		case 3:
+			e, err := decodeExemplar(m)
+			if err != nil {
+				return s, err
+			}
+			s.exemplars = append(s.exemplars, e)
 		default:
 			return s, fmt.Errorf("TimeSeries: unexpected field %d", f)
 		}
@@ -239,4 +256,52 @@ func decodeSample(b []byte) (float64, int64, error) {
 		}
 	}
 	return v, ts, nil
+}
+
+// decodeExemplar decodes an Exemplar strictly: fields in order, labels
+// sorted and not empty.
+func decodeExemplar(b []byte) (exemplar, error) {
+	r := &reader{b}
+	var e exemplar
+	last := 0
+	for len(r.b) > 0 {
+		f, wt, err := r.key()
+		if err != nil {
+			return e, err
+		}
+		if f < last || f == last && f != 1 {
+			return e, fmt.Errorf("Exemplar: field %d after %d", f, last)
+		}
+		last = f
+		switch {
+		case f == 1 && wt == 2:
+			m, err := r.bytes()
+			if err != nil {
+				return e, err
+			}
+			l, err := decodeLabel(m)
+			if err != nil {
+				return e, err
+			}
+			if n := len(e.labels); n > 0 && e.labels[n-1].name >= l.name {
+				return e, fmt.Errorf("exemplar labels not sorted: %q then %q", e.labels[n-1].name, l.name)
+			}
+			e.labels = append(e.labels, l)
+		case f == 2 && wt == 1:
+			if len(r.b) < 8 {
+				return e, errors.New("short double")
+			}
+			e.value = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+			r.b = r.b[8:]
+		case f == 3 && wt == 0:
+			u, err := r.varint()
+			if err != nil {
+				return e, err
+			}
+			e.ts = int64(u)
+		default:
+			return e, fmt.Errorf("Exemplar: field %d wire type %d", f, wt)
+		}
+	}
+	return e, nil
 }

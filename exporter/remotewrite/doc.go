@@ -18,7 +18,8 @@
 // Each push is a protobuf prometheus.WriteRequest
 // (https://prometheus.io/docs/specs/remote_write_spec/): one time series
 // per sample, labels sorted by name with "__name__", one sample each
-// (value, timestamp in milliseconds: the time of the push), compressed
+// (value, timestamp in milliseconds: the time of the push), a bucket's
+// exemplar when it has a new one (Exemplars, below), compressed
 // with the Snappy block format, POSTed with Content-Encoding: snappy,
 // Content-Type: application/x-protobuf and
 // X-Prometheus-Remote-Write-Version: 0.1.0. The series are those that
@@ -34,6 +35,31 @@
 // Snappy encoder are zerostat's own (standard library only); the
 // benchmarks module checks them against the official protobuf runtime and
 // github.com/golang/snappy.
+//
+// # Exemplars
+//
+// A histogram's bucket series ("_bucket{le=...}") carries the bucket's
+// exemplar (TimeSeries.exemplars): the latest value recorded into that
+// bucket with attachments (stats.WithAttachments, or the span that
+// stats.SetSpanContextFunc finds in the record's context), on the series
+// OpenMetrics exposes it on, as Prometheus's own scrape assigns it.
+// Its labels are span_id and trace_id in lower-case hex when it was
+// recorded in a span (a stats.SpanContext, or OpenCensus's
+// trace.SpanContext, under the "SpanContext" attachment), none otherwise:
+// other attachments are not sent, as in OpenMetrics. Its value is the
+// recorded one, its timestamp the record's time in milliseconds. Buckets
+// without an exemplar, "_sum", "_count", counters, gauges and stale
+// markers carry none. Prometheus stores them when started with
+// --enable-feature=exemplar-storage (/api/v1/query_exemplars); without
+// it, and on receivers that keep no exemplars, they are ignored.
+//
+// An exemplar is sent once: every push carries it until one that carries
+// it is delivered whole (as stale markers, below), then none carries it
+// again until the bucket gets a new one. A scrape, by contrast, exposes
+// every bucket's exemplar each time (Prometheus ignores those it has).
+// The state is a pair of pointers per bucket of a series recorded with
+// exemplars (none for the others), made on its first push and freed with
+// the series.
 //
 // # Failures
 //
@@ -62,7 +88,7 @@
 // replaced it (a view registered again under the name). Every push
 // carries the marker until one that carries it is delivered whole, so a
 // push that fails loses none; AppendWriteRequest shows the pending
-// markers and consumes none.
+// markers and exemplars and consumes none.
 //
 // # Costs and concurrency
 //
@@ -71,6 +97,8 @@
 // buckets are copied, tens of nanoseconds): recorders are never blocked,
 // whatever the server does. Names and label layouts are computed once per
 // view; the encoded request, the compressed request and the label scratch
-// are reused, so encoding allocates nothing in steady state (tested); the
-// HTTP client allocates per request.
+// are reused, so encoding allocates nothing in steady state, exemplars
+// included (tested: a series' exemplar state is allocated once, on its
+// first push with one); the HTTP client allocates per request. Recording
+// is not touched: an exemplar costs what stats.WithAttachments costs.
 package remotewrite

@@ -2,6 +2,7 @@ package remotewrite
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"math/bits"
 	"slices"
@@ -15,9 +16,10 @@ import (
 // remote.proto, https://prometheus.io/docs/specs/remote_write_spec/):
 //
 //	message WriteRequest { repeated TimeSeries timeseries = 1; ... }
-//	message TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; ... }
+//	message TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; repeated Exemplar exemplars = 3; ... }
 //	message Label        { string name = 1; string value = 2; }
 //	message Sample       { double value = 1; int64 timestamp = 2; }
+//	message Exemplar     { repeated Label labels = 1; double value = 2; int64 timestamp = 3; }
 //
 // Field keys are (field number << 3) | wire type; wire types 0 (varint),
 // 1 (fixed64) and 2 (length-delimited).
@@ -30,6 +32,10 @@ const (
 	keyMetadataUnit           = 5<<3 | 2 // 0x2a
 	keyTimeSeriesLabels       = 1<<3 | 2 // 0x0a
 	keyTimeSeriesSamples      = 2<<3 | 2 // 0x12
+	keyTimeSeriesExemplars    = 3<<3 | 2 // 0x1a
+	keyExemplarLabels         = 1<<3 | 2 // 0x0a
+	keyExemplarValue          = 2<<3 | 1 // 0x11
+	keyExemplarTimestamp      = 3<<3 | 0 // 0x18
 	keyLabelName              = 1<<3 | 2 // 0x0a
 	keyLabelValue             = 2<<3 | 2 // 0x12
 	keySampleValue            = 1<<3 | 1 // 0x09
@@ -142,8 +148,9 @@ func metaType(t promname.Type) uint64 {
 type label struct{ name, value string }
 
 // appendTimeSeries appends one WriteRequest.timeseries element: the
-// labels (sorted by name, as the spec requires) and one sample.
-func appendTimeSeries(b []byte, labels []label, v float64, ts int64) []byte {
+// labels (sorted by name, as the spec requires), one sample and, when ex
+// is not nil, one exemplar.
+func appendTimeSeries(b []byte, labels []label, v float64, ts int64, ex *core.Exemplar) []byte {
 	n := 0
 	for _, l := range labels {
 		ls := labelSize(l.name, l.value)
@@ -151,6 +158,11 @@ func appendTimeSeries(b []byte, labels []label, v float64, ts int64) []byte {
 	}
 	ss := sampleSize(v, ts)
 	n += 1 + varintSize(uint64(ss)) + ss
+	es := 0
+	if ex != nil {
+		es = exemplarSize(ex)
+		n += 1 + varintSize(uint64(es)) + es
+	}
 	b = append(b, keyWriteRequestTimeseries)
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, l := range labels {
@@ -166,7 +178,81 @@ func appendTimeSeries(b []byte, labels []label, v float64, ts int64) []byte {
 		b = append(b, keySampleTimestamp)
 		b = binary.AppendUvarint(b, uint64(ts))
 	}
+	if ex != nil {
+		b = append(b, keyTimeSeriesExemplars)
+		b = binary.AppendUvarint(b, uint64(es))
+		b = appendExemplar(b, ex)
+	}
 	return b
+}
+
+// The labels of an exemplar recorded in a span, as OpenMetrics exemplars
+// carry them (exporter/prometheus): its ids in lower-case hex.
+const (
+	labelSpanID  = "span_id"
+	labelTraceID = "trace_id"
+)
+
+// exemplarSize is the size of the Exemplar message of x: its span's ids
+// as the labels span_id and trace_id (sorted by name) when it was
+// recorded in a span (core.Exemplar.HasSpan), none otherwise (other
+// attachments are not labels, as in OpenMetrics); its value (+0 left out:
+// -0 is sent as 0, as OpenMetrics spells it) and its time in milliseconds
+// (0 left out).
+func exemplarSize(x *core.Exemplar) int {
+	n := 0
+	if x.HasSpan() {
+		for _, ls := range [...]int{hexLabelSize(labelSpanID, len(x.SpanID)), hexLabelSize(labelTraceID, len(x.TraceID))} {
+			n += 1 + varintSize(uint64(ls)) + ls
+		}
+	}
+	if math.Float64bits(x.Value+0) != 0 {
+		n += 1 + 8
+	}
+	if ms := exemplarMillis(x); ms != 0 {
+		n += 1 + varintSize(uint64(ms))
+	}
+	return n
+}
+
+// exemplarMillis is x's time in Unix milliseconds, remote write's unit
+// (time.Time.UnixMilli's, for times after 1970).
+func exemplarMillis(x *core.Exemplar) int64 { return x.Time / 1e6 }
+
+// hexLabelSize is the size of a Label message of name and an id of idLen
+// bytes in hex.
+func hexLabelSize(name string, idLen int) int {
+	return 1 + varintSize(uint64(len(name))) + len(name) + 1 + varintSize(uint64(2*idLen)) + 2*idLen
+}
+
+// appendExemplar appends the fields of x's Exemplar message (the size
+// exemplarSize gives), in proto.Marshal's order. No allocation.
+func appendExemplar(b []byte, x *core.Exemplar) []byte {
+	if x.HasSpan() {
+		b = appendHexLabel(b, labelSpanID, x.SpanID[:])
+		b = appendHexLabel(b, labelTraceID, x.TraceID[:])
+	}
+	if bits := math.Float64bits(x.Value + 0); bits != 0 {
+		b = append(b, keyExemplarValue)
+		b = binary.LittleEndian.AppendUint64(b, bits)
+	}
+	if ms := exemplarMillis(x); ms != 0 {
+		b = append(b, keyExemplarTimestamp)
+		b = binary.AppendUvarint(b, uint64(ms))
+	}
+	return b
+}
+
+// appendHexLabel appends a labels field: name, and id in lower-case hex.
+func appendHexLabel(b []byte, name string, id []byte) []byte {
+	b = append(b, keyExemplarLabels)
+	b = binary.AppendUvarint(b, uint64(hexLabelSize(name, len(id))))
+	b = append(b, keyLabelName)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = append(b, keyLabelValue)
+	b = binary.AppendUvarint(b, uint64(2*len(id)))
+	return hex.AppendEncode(b, id)
 }
 
 // Label slot kinds: what a family's label at this position holds.
@@ -206,6 +292,20 @@ type family struct {
 type sentSeries struct {
 	gen      uint64
 	overflow bool
+	// ex holds, per bucket of a histogram series recorded with exemplars,
+	// what its exemplar was sent as; nil until the series has one (a
+	// series without exemplars pays nothing), freed with the entry.
+	ex []sentExemplar
+}
+
+// sentExemplar is what a bucket's exemplar was sent as. An exemplar is
+// immutable and a record stores a new one (core.Exemplar), so its pointer
+// identifies it: a bucket's exemplar is carried by every push until one
+// carrying it is delivered whole (Writer.delivered), then not again until
+// the bucket has another.
+type sentExemplar struct {
+	delivered *core.Exemplar // carried by the last push delivered
+	carried   *core.Exemplar // carried by the push encoded last; nil: none
 }
 
 func newFamily(pf *promname.Family) *family {

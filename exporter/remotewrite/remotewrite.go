@@ -119,6 +119,7 @@ type Writer struct {
 	// type and its rows are chosen from the same reads (w.series order).
 	sums    []float64
 	buckets []int64
+	exs     []*core.Exemplar // Series.Exemplars' buffer, cleared after each row
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
 	cuts    []int  // request boundaries in pb
@@ -236,17 +237,19 @@ func (w *Writer) produce(c *push.Cycle) error {
 		return fmt.Errorf("remotewrite: push to %s dropped %d of %d samples: %w", w.opts.URL, dropped, w.total(), err)
 	}
 	if c.Failed() == nil {
-		w.delivered(gen) // every request of it: its stale markers arrived
+		w.delivered(gen) // every request of it: its stale markers and exemplars arrived
 	}
 	return nil
 }
 
 // delivered forgets the series and views gone before push gen, whose stale
-// markers gen carried and the receiver took. Until then every push
-// carries them again (a marker at a later timestamp is harmless), so a
-// push that failed loses none: before, a marker was written once and
-// forgotten, and a 503 on that push left the series live in Prometheus
-// for its 5-minute lookback.
+// markers gen carried and the receiver took, and marks the exemplars gen
+// carried as delivered. Until then every push carries them again (a
+// marker at a later timestamp is harmless; Prometheus ignores an exemplar
+// it has), so a push that failed loses none: before, a marker was written
+// once and forgotten, and a 503 on that push left the series live in
+// Prometheus for its 5-minute lookback. Called right after gen was
+// encoded and sent (under mu): the exemplars carried are gen's.
 func (w *Writer) delivered(gen uint64) {
 	for v, f := range w.fams {
 		if f.seen < gen {
@@ -256,6 +259,12 @@ func (w *Writer) delivered(gen uint64) {
 		for s, st := range f.sent {
 			if st.gen < gen {
 				delete(f.sent, s)
+				continue
+			}
+			for i := range st.ex { // shared with the map's copy
+				if x := st.ex[i].carried; x != nil {
+					st.ex[i].delivered, st.ex[i].carried = x, nil
+				}
 			}
 		}
 	}
@@ -300,9 +309,10 @@ func (w *Writer) Err() error {
 // AppendWriteRequest appends the uncompressed protobuf WriteRequest of
 // every registered view, with timestamp ts (Unix milliseconds), to dst:
 // what one push sends, before it is cut into requests and compressed,
-// stale markers included. For tests and tools: it sends nothing, and the
-// next push still carries every stale marker it holds. Safe for
-// concurrent use (serialised with pushes).
+// stale markers and exemplars not yet delivered included. For tests and
+// tools: it sends nothing, and the next push still carries every stale
+// marker and exemplar it holds. Safe for concurrent use (serialised with
+// pushes).
 func (w *Writer) AppendWriteRequest(dst []byte, ts int64) []byte {
 	core.Collect() // callback gauges and counters (metric, runtime) read now
 	w.mu.Lock()
@@ -385,12 +395,13 @@ func (w *Writer) encode(ts int64) {
 			w.meta = appendMetadata(w.meta, typ, name, pf.Help, pf.Unit)
 		}
 		for i, s := range w.series {
-			f.sent[s] = sentSeries{gen: w.gen, overflow: s == overflow}
+			st := sentSeries{gen: w.gen, overflow: s == overflow}
 			sum := 0.0
 			if f.kind == core.KindSum {
 				sum = w.sums[i]
 			}
-			w.appendRow(f, s, s == overflow, strs, ts, sum, false)
+			w.appendRow(f, s, &st, strs, ts, sum)
+			f.sent[s] = st
 			cut(w.rowSeries(f))
 			rowDone()
 		}
@@ -416,7 +427,7 @@ func (w *Writer) encode(ts int64) {
 			}
 			strs := core.Interned()
 			for s, st := range f.sent {
-				w.appendRow(f, s, st.overflow, strs, ts, 0, true)
+				w.appendStaleRow(f, s, st.overflow, strs, ts)
 				cut(w.rowSeries(f))
 				rowDone()
 			}
@@ -463,7 +474,7 @@ func (w *Writer) staleGone(f *family, strs []string, ts int64, cut func(int), ro
 			delete(f.sent, s)
 			continue
 		}
-		w.appendRow(f, s, st.overflow, strs, ts, 0, true)
+		w.appendStaleRow(f, s, st.overflow, strs, ts)
 		cut(w.rowSeries(f))
 		rowDone()
 	}
@@ -492,48 +503,82 @@ func (w *Writer) rowSeries(f *family) int {
 }
 
 // appendRow writes the time series of series s (a histogram's buckets,
-// _sum and _count), or, when stale, the same series with Prometheus's
-// stale marker as their value. A Sum's value is sum, read by readSums.
-func (w *Writer) appendRow(f *family, s *core.Series, overflow bool, strs []string, ts int64, sum float64, stale bool) {
+// _sum and _count); st is its entry in f.sent for this push, which the
+// caller stores. A Sum's value is sum, read by readSums. A histogram's
+// bucket series carries the bucket's exemplar (the latest value recorded
+// into it with attachments: the one OpenMetrics exposes on the same
+// series) unless a delivered push carried it already; st.ex says which,
+// taken from f.sent for a series with exemplars only (a series without
+// pays no lookup), and made on its first push with one, the only
+// allocation.
+func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []string, ts int64, sum float64) {
+	vids, slots := s.ValueIDs(), f.slots
+	if st.overflow {
+		slots = f.overflowSlots
+	}
+	switch f.kind {
+	case core.KindCount:
+		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts, nil)
+	case core.KindSum:
+		w.appendSeries(slots, vids, strs, f.sample, "", sum, ts, nil)
+	case core.KindLastValue:
+		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts, nil)
+	case core.KindDistribution:
+		// Exemplars before counts: a record counts its value before it
+		// stores its exemplar, so each exemplar read is in the counts.
+		exs := s.Exemplars(w.exs[:0])
+		w.exs = exs
+		if len(exs) > 0 {
+			if st.ex = f.sent[s].ex; len(st.ex) != len(exs) {
+				st.ex = make([]sentExemplar, len(exs))
+			}
+		}
+		for i, x := range exs {
+			if x == st.ex[i].delivered {
+				x = nil // delivered already
+			}
+			st.ex[i].carried = x
+		}
+		dist := s.ReadDist(w.buckets)
+		var cum int64
+		for i, c := range w.buckets {
+			cum += c
+			var x *core.Exemplar
+			if i < len(st.ex) {
+				x = st.ex[i].carried
+			}
+			w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts, x)
+		}
+		clear(exs) // hold no exemplar past the row
+		w.appendSeries(slots, vids, strs, f.sumName, "", dist.Sum, ts, nil)
+		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts, nil)
+	}
+}
+
+// appendStaleRow writes the time series of series s (a histogram's
+// buckets, _sum and _count) with Prometheus's stale marker as their value,
+// and no exemplar.
+func (w *Writer) appendStaleRow(f *family, s *core.Series, overflow bool, strs []string, ts int64) {
 	vids, slots := s.ValueIDs(), f.slots
 	if overflow {
 		slots = f.overflowSlots
 	}
 	staleV := math.Float64frombits(StaleNaN)
-	if stale {
-		if f.kind == core.KindDistribution {
-			for _, le := range f.les {
-				w.appendSeries(slots, vids, strs, f.sample, le, staleV, ts)
-			}
-			w.appendSeries(slots, vids, strs, f.sumName, "", staleV, ts)
-			w.appendSeries(slots, vids, strs, f.countName, "", staleV, ts)
-			return
+	if f.kind == core.KindDistribution {
+		for _, le := range f.les {
+			w.appendSeries(slots, vids, strs, f.sample, le, staleV, ts, nil)
 		}
-		w.appendSeries(slots, vids, strs, f.sample, "", staleV, ts)
+		w.appendSeries(slots, vids, strs, f.sumName, "", staleV, ts, nil)
+		w.appendSeries(slots, vids, strs, f.countName, "", staleV, ts, nil)
 		return
 	}
-	switch f.kind {
-	case core.KindCount:
-		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts)
-	case core.KindSum:
-		w.appendSeries(slots, vids, strs, f.sample, "", sum, ts)
-	case core.KindLastValue:
-		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts)
-	case core.KindDistribution:
-		st := s.ReadDist(w.buckets)
-		var cum int64
-		for i, c := range w.buckets {
-			cum += c
-			w.appendSeries(slots, vids, strs, f.sample, f.les[i], float64(cum), ts)
-		}
-		w.appendSeries(slots, vids, strs, f.sumName, "", st.Sum, ts)
-		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts)
-	}
+	w.appendSeries(slots, vids, strs, f.sample, "", staleV, ts, nil)
 }
 
 // appendSeries appends one time series labelled by slots: name is its
-// __name__, le its bucket bound (histogram buckets only).
-func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, le string, v float64, ts int64) {
+// __name__, le its bucket bound (histogram buckets only), ex its exemplar
+// (nil: none).
+func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, le string, v float64, ts int64, ex *core.Exemplar) {
 	ls := w.labels[:0]
 	for _, sl := range slots {
 		switch sl.kind {
@@ -554,7 +599,7 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 		}
 	}
 	w.labels = ls
-	w.pb = appendTimeSeries(w.pb, ls, v, ts)
+	w.pb = appendTimeSeries(w.pb, ls, v, ts, ex)
 }
 
 // readSums reads the value of each series of w.series (a Sum view's) into

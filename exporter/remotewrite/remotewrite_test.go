@@ -1,6 +1,7 @@
 package remotewrite
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter/prometheus"
 	"github.com/zerostat/zerostat/exporter/push"
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/race"
 	"github.com/zerostat/zerostat/internal/snappy"
@@ -244,16 +246,38 @@ func TestEncodeAllocs(t *testing.T) {
 	for r := range 500 {
 		ctx := ctxWith(t, tag.Upsert(keys[0], []string{"GET", "PUT"}[r%2]), tag.Upsert(keys[1], fmt.Sprintf("/r/%d", r)), tag.Upsert(keys[2], fmt.Sprintf("h%d", r%5)))
 		stats.Record(ctx, m.M(float64(r)))
+		if r%2 == 0 { // half the histogram series have an exemplar
+			sc := stats.SpanContext{TraceID: [16]byte{0: byte(r), 15: 1}, SpanID: [8]byte{7: byte(r)}}
+			if err := stats.RecordWithOptions(ctx, stats.WithMeasurements(m.M(float64(r))),
+				stats.WithAttachments(map[string]interface{}{stats.AttachmentKeySpanContext: sc})); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	w := newWriter(t, Options{ConstLabels: map[string]string{"job": "bench"}})
 	var z snappy.Encoder
 	var zb []byte
-	allocs := testing.AllocsPerRun(10, func() {
-		w.encode(1)
-		zb = z.Append(zb[:0], w.pb)
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocs per encode; want 0", allocs)
+	if ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1)); err != nil || len(exemplarsOf(ss, p)) != 5*250 {
+		t.Fatalf("a push carries exemplars on %d series (%v); want 5 views x 250", len(exemplarsOf(ss, p)), err)
+	}
+	// Every encode carries the exemplars (none delivered), then, delivered,
+	// none: neither allocates (a series' exemplar state is made on its
+	// first push).
+	for _, deliver := range []bool{false, true} {
+		allocs := testing.AllocsPerRun(10, func() {
+			w.encode(1)
+			zb = z.Append(zb[:0], w.pb)
+			if deliver {
+				w.delivered(w.gen)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("delivered %v: %v allocs per encode; want 0", deliver, allocs)
+		}
+	}
+	ss, err := decodeWriteRequest(w.AppendWriteRequest(nil, 1))
+	if err != nil || len(exemplarsOf(ss, p)) != 0 {
+		t.Errorf("after delivered pushes, a push carries exemplars on %d series (%v); want none", len(exemplarsOf(ss, p)), err)
 	}
 	if want := 7500 + 2500*13; len(w.counts) == 0 || w.total() < want {
 		t.Errorf("%d series encoded; want at least %d", w.total(), want)
@@ -692,7 +716,7 @@ func TestProtoWidths(t *testing.T) {
 		v  float64
 		ts int64
 	}{{0, 0}, {math.Copysign(0, -1), 1}, {math.NaN(), 1 << 40}, {math.Inf(-1), -1}} {
-		b := appendTimeSeries(nil, []label{{"__name__", long}, {"a", "b"}}, c.v, c.ts)
+		b := appendTimeSeries(nil, []label{{"__name__", long}, {"a", "b"}}, c.v, c.ts, nil)
 		ss, err := decodeWriteRequest(b)
 		if err != nil || len(ss) != 1 {
 			t.Fatalf("%v: %v", c, err)
@@ -700,6 +724,32 @@ func TestProtoWidths(t *testing.T) {
 		s := ss[0]
 		if math.Float64bits(s.value) != math.Float64bits(c.v) || s.ts != c.ts || s.labels[0].value != long {
 			t.Errorf("round trip of %v, %d: %v, %d", c.v, c.ts, s.value, s.ts)
+		}
+	}
+	// Exemplar edge cases: with and without a span, a +0 and a -0 value
+	// (sent as 0, as OpenMetrics spells it), NaN, a time of 0, under a
+	// millisecond, and far in the future (a 6-byte varint).
+	sc := core.Exemplar{TraceID: [16]byte{0: 0xab, 15: 0x01}, SpanID: [8]byte{7: 0xff}}
+	for _, x := range []core.Exemplar{
+		{}, {Value: math.Copysign(0, -1), Time: 999_999}, {Value: 1.5, Time: 1_700_000_000_123_456_789},
+		{Value: math.NaN(), Time: 1 << 62, TraceID: sc.TraceID, SpanID: sc.SpanID},
+		{Value: -2, TraceID: sc.TraceID, SpanID: sc.SpanID},
+	} {
+		b := appendTimeSeries(nil, []label{{"__name__", long}}, 1, 1, &x)
+		ss, err := decodeWriteRequest(b)
+		if err != nil || len(ss) != 1 || len(ss[0].exemplars) != 1 {
+			t.Fatalf("exemplar %+v: %+v, %v", x, ss, err)
+		}
+		e := ss[0].exemplars[0]
+		var wantLabels []label
+		if x.HasSpan() {
+			wantLabels = []label{{"span_id", "00000000000000ff"}, {"trace_id", "ab000000000000000000000000000001"}}
+		}
+		if math.Float64bits(e.value) != math.Float64bits(x.Value+0) || e.ts != x.Time/1e6 || !slices.Equal(e.labels, wantLabels) {
+			t.Errorf("round trip of exemplar %+v: %+v", x, e)
+		}
+		if n := exemplarSize(&x); len(b) < n || !bytes.HasSuffix(b, appendExemplar(nil, &x)) || len(appendExemplar(nil, &x)) != n {
+			t.Errorf("exemplar %+v: size %d, appended %d bytes", x, n, len(appendExemplar(nil, &x)))
 		}
 	}
 }
