@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/attrval"
+	"github.com/zerostat/zerostat/internal/core"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +25,7 @@ import (
 // crossRow is a row as the Python and Ruby decoders print it.
 type crossRow struct {
 	Tags     map[string]string `json:"tags"`
+	Typed    map[string]any    `json:"typed"` // the values of typed keys, as their type
 	Count    *uint64           `json:"count"`
 	Sum      *float64          `json:"sum"`
 	Value    *float64          `json:"value"`
@@ -473,4 +477,100 @@ func restartedRow(t *testing.T) restarted {
 		t.Fatalf("rows %v, %v; want the re-created row's 1", rows, err)
 	}
 	return restarted{name: v.Name, start: rows[0].Data.(*view.SumData).Start}
+}
+
+// TestCrossLanguageTypedKeys: a view whose keys an OpenTelemetry
+// attribute typed (an int, a double, a bool slice; the otel provider
+// types them so, core.Aggregator.SetKeyType) carries the types in its
+// keys ([ref, type], docs/wire-format.md); Go, Python and Ruby read each
+// value as its key's type, and a value that does not parse as it as its
+// string.
+func TestCrossLanguageTypedKeys(t *testing.T) {
+	eachVersion(t, testCrossLanguageTypedKeys)
+}
+
+func testCrossLanguageTypedKeys(t *testing.T, version int) {
+	m := stats.Int64("crosslang/typed_m", "", "")
+	kCode, kRatio, kFlags, kName := tag.MustNewKey("code"), tag.MustNewKey("ratio"), tag.MustNewKey("flags"), tag.MustNewKey("name")
+	v := &view.View{Name: "crosslang/typed", Measure: m, Aggregation: view.Count(), TagKeys: []tag.Key{kCode, kRatio, kFlags, kName}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	defer view.Unregister(v)
+	a := core.FindView(v.Name).Agg
+	a.SetKeyType("code", attrval.Int64)
+	a.SetKeyType("ratio", attrval.Float64)
+	a.SetKeyType("flags", attrval.BoolSlice)
+	for _, vals := range [][4]string{{"200", "0.5", "[true false]", "x"}, {"abc", "1e+21", "[true]", "y"}} {
+		ctx, err := tag.New(context.Background(), tag.Upsert(kCode, vals[0]), tag.Upsert(kRatio, vals[1]), tag.Upsert(kFlags, vals[2]), tag.Upsert(kName, vals[3]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats.Record(ctx, m.M(1))
+	}
+	var buf bytes.Buffer
+	e, err := New(&WriterSink{W: &buf}, Options{WireVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Export(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := wire.ReadFrame(bytes.NewReader(buf.Bytes()), nil, wire.MaxFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := wire.Decode(fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Views, func(x wire.View) bool { return x.Name == v.Name })
+	if i < 0 {
+		t.Fatalf("Go: no view %s in the payload", v.Name)
+	}
+	gv := p.Views[i]
+	if fmt.Sprint(gv.Keys, gv.KeyTypes) != "[code flags name ratio] [int64 bool_slice string float64]" { // keys by name
+		t.Errorf("Go: key types %v of keys %v", gv.KeyTypes, gv.Keys)
+	}
+	goTyped := map[string]string{}
+	for _, r := range gv.Rows {
+		var parts []string
+		for i, val := range r.Values {
+			x := gv.TypedValue(i, val)
+			parts = append(parts, fmt.Sprintf("%s=%T:%v", gv.Keys[i], x, x))
+		}
+		goTyped[r.Values[2]] = strings.Join(parts, " ")
+	}
+	if goTyped["x"] != "code=int64:200 flags=[]bool:[true false] name=string:x ratio=float64:0.5" ||
+		goTyped["y"] != "code=string:abc flags=[]bool:[true] name=string:y ratio=float64:1e+21" {
+		t.Errorf("Go: typed values %q", goTyped)
+	}
+	path := filepath.Join(t.TempDir(), "typed.bin")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	crossDecode(t, path, func(t *testing.T, lang string, got *crossOut) {
+		rows := got.Views[v.Name].Rows
+		if len(rows) != 2 {
+			t.Fatalf("%s: rows %+v", lang, rows)
+		}
+		for _, r := range rows {
+			var want string
+			switch r.Tags["name"] {
+			case "x":
+				want = "map[code:200 flags:[true false] ratio:0.5]" // numbers, a list: JSON's types
+			case "y":
+				want = "map[code:abc flags:[true] ratio:1e+21]"
+			}
+			if fmt.Sprint(r.Typed) != want {
+				t.Errorf("%s: row %v: typed %v; want %s", lang, r.Tags, r.Typed, want)
+			}
+			if c, ok := r.Typed["code"].(float64); r.Tags["name"] == "x" && (!ok || c != 200) {
+				t.Errorf("%s: code %T %v; want the number 200", lang, r.Typed["code"], r.Typed["code"])
+			}
+			if f, ok := r.Typed["flags"].([]any); !ok || f[0] != true {
+				t.Errorf("%s: flags %T %v; want a list of booleans", lang, r.Typed["flags"], r.Typed["flags"])
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/msgpack"
@@ -68,7 +69,8 @@ func (t *stringTable) rollback(n int, strs []string) {
 // reused from one export to the next, so a steady-state export does not
 // allocate. Not safe for concurrent use (the Exporter serialises exports).
 type encoder struct {
-	vids        []uint32 // a row's value ids padded to its view's keys (core.PadValueIDs)
+	vids        []uint32       // a row's value ids padded to its view's keys (core.PadValueIDs)
+	ktypes      []attrval.Type // the current view's key types (Aggregator.KeyTypes)
 	maxBytes    int
 	version     int // wire format version written: wire.Version or wire.Version2
 	temporality wire.Temporality
@@ -214,7 +216,14 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 	b = msgpack.AppendUint(b, uint64(e.str(v.UnitID)))
 	b = msgpack.AppendUint(b, uint64(wire.AggregationOf(a.Kind(), v.UpDown, a.UpperInclusive())))
 	b = msgpack.AppendArrayHeader(b, uint32(len(v.KeyIDs)))
-	for _, k := range v.KeyIDs {
+	var typed bool
+	e.ktypes, typed = a.KeyTypes(e.ktypes[:0], v.Keys)
+	for i, k := range v.KeyIDs {
+		if typed && e.ktypes[i] != attrval.String { // an OpenTelemetry attribute's type: [ref, type]
+			b = msgpack.AppendArrayHeader(b, 2)
+			b = msgpack.AppendUint(msgpack.AppendUint(b, uint64(e.str(k))), uint64(e.ktypes[i]))
+			continue
+		}
 		b = msgpack.AppendUint(b, uint64(e.str(k)))
 	}
 	bounds := a.Bounds()

@@ -10,6 +10,7 @@ package otel_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -69,7 +70,7 @@ func fromSDK(rm *metricdata.ResourceMetrics) map[string]*nmetric {
 				var kvs []string
 				for it := s.Iter(); it.Next(); {
 					kv := it.Attribute()
-					kvs = append(kvs, string(kv.Key)+"="+kv.Value.Emit())
+					kvs = append(kvs, string(kv.Key)+"="+kv.Value.Type().String()+":"+kv.Value.Emit())
 				}
 				return attrString(kvs)
 			}
@@ -127,16 +128,41 @@ func fromSDK(rm *metricdata.ResourceMetrics) map[string]*nmetric {
 	return out
 }
 
+// anyString is an AnyValue as fromSDK writes an attribute's value: its
+// type as attribute.Type names it, then its value as Emit writes it (a
+// slice as JSON), so that a value of another type never compares equal.
 func anyString(v *cpb.AnyValue) string {
 	switch x := v.Value.(type) {
 	case *cpb.AnyValue_StringValue:
-		return x.StringValue
+		return "STRING:" + x.StringValue
 	case *cpb.AnyValue_BoolValue:
-		return fmt.Sprint(x.BoolValue)
+		return "BOOL:" + fmt.Sprint(x.BoolValue)
 	case *cpb.AnyValue_IntValue:
-		return fmt.Sprint(x.IntValue)
+		return "INT64:" + fmt.Sprint(x.IntValue)
 	case *cpb.AnyValue_DoubleValue:
-		return fmt.Sprint(x.DoubleValue)
+		return "FLOAT64:" + fmt.Sprint(x.DoubleValue)
+	case *cpb.AnyValue_ArrayValue:
+		var elems []any
+		typ := "STRING"
+		for _, e := range x.ArrayValue.Values {
+			t, val, _ := strings.Cut(anyString(e), ":")
+			typ = t
+			switch t {
+			case "STRING":
+				elems = append(elems, val)
+			default:
+				elems = append(elems, json.RawMessage(val))
+			}
+		}
+		if typ == "BOOL" { // Emit writes a bool slice with fmt
+			bs := make([]bool, len(elems))
+			for i, e := range elems {
+				bs[i] = string(e.(json.RawMessage)) == "true"
+			}
+			return "BOOLSLICE:" + fmt.Sprint(bs)
+		}
+		js, _ := json.Marshal(elems)
+		return typ + "SLICE:" + string(js)
 	}
 	return fmt.Sprintf("%v", v)
 }
@@ -339,6 +365,14 @@ func attrsOf(r *rand.Rand, wide, late bool) attribute.Set {
 	}
 	if r.IntN(5) == 0 {
 		kvs = append(kvs, attribute.String("route", "/a/{id}"))
+	}
+	if r.IntN(4) == 0 {
+		kvs = append(kvs, attribute.Float64("ratio", []float64{0.5, 1e21, -3.25}[r.IntN(3)]))
+	}
+	if r.IntN(6) == 0 {
+		kvs = append(kvs, attribute.StringSlice("tags", []string{"a", "b,c"}[:1+r.IntN(2)]),
+			attribute.Int64Slice("ids", []int64{7, -1}[:1+r.IntN(2)]),
+			attribute.BoolSlice("flags", []bool{true, false}), attribute.Float64Slice("ws", []float64{0.25, 2}))
 	}
 	if late && r.IntN(6) == 0 {
 		kvs = append(kvs, attribute.Int("late", r.IntN(2)))

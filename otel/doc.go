@@ -35,8 +35,12 @@
 // # Attributes
 //
 // Attribute sets become zerostat tags: the key is the attribute's key, the
-// value attribute.Value.Emit (so 200, true and "GET" all export as
-// strings). Every attribute set is a point of its own, as in the OTel
+// value attribute.Value.Emit's text, and the key keeps the type of the
+// first attribute bound for it (internal/attrval): OTLP, the msgpack
+// payload and the Collector receiver's pdata carry 200 as an int and true
+// as a bool, as the SDK does, and Prometheus labels are the text. The
+// type is noted when a set is first bound, so a measurement costs nothing
+// more. Every attribute set is a point of its own, as in the OTel
 // SDK: an instrument's view starts with the keys of its first measurement,
 // those declared with WithAttributeKeys, otel.metric.overflow and, for the
 // instruments of the HTTP and RPC semantic conventions
@@ -106,7 +110,14 @@
 //   - an attribute whose key or value is not a valid zerostat tag's is
 //     left out of its point, and an empty string value is as absent (see
 //     Attributes);
-//   - attribute values export as strings, otel.metric.overflow too;
+//   - an attribute key keeps the type of the first value bound for it:
+//     OTLP (and the msgpack payload, and the Collector receiver's pdata)
+//     carry each value with that type (an int as int_value, a slice as
+//     an array; a later value of another type as its string, or as the
+//     key's type if its text parses as it), and two sets that differ
+//     only in a value's type (200 and "200") are one point; Prometheus
+//     labels are the strings, as OTel's Prometheus exporter writes them;
+//     byte slices, maps and other types export as their string;
 //   - the cardinality limit bounds the sets an instrument ever bound; the
 //     SDK's delta readers apply it per collection cycle;
 //   - in delta temporality a histogram's min and max are the series'

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -72,6 +73,7 @@ type inst struct {
 	mu       sync.Mutex
 	view     atomic.Pointer[view.View] // nil until the first measurement
 	cv       *core.View                // the view as published (GrowView replaces it); nil if it cannot grow
+	agg      *core.Aggregator          // the view's aggregator, whose keys it types (SetKeyType)
 	keys     map[attribute.Key]tag.Key // the view's attribute keys
 	n        int                       // entries in tab (the overflow entry not counted)
 	overflow *entry                    // records of attribute sets past the limit
@@ -293,6 +295,8 @@ func (i *inst) register(first *attribute.Set) error {
 	// (addKey). Made growable before its first series, which bind records
 	// after this returns.
 	if cv := core.FindView(v.Name); cv != nil {
+		i.agg = cv.Agg
+		i.agg.SetKeyType(view.OverflowKey.Name(), attrval.Bool) // otel.metric.overflow=true, a bool as the SDK's
 		if err := cv.Agg.MakeGrowable(); err != nil {
 			// Only if something else recorded into the instrument's
 			// measure first: the key set stays fixed.
@@ -372,9 +376,24 @@ func (i *inst) mutators(set *attribute.Set) []tag.Mutator {
 				continue
 			}
 		}
+		if i.agg != nil {
+			// The key keeps the type of its first attribute (attrval).
+			i.agg.SetKeyType(tk.Name(), attrType(kv.Value.Type()))
+		}
 		muts = append(muts, tag.Upsert(tk, val))
 	}
 	return muts
+}
+
+// attrType is t's attrval type: OpenTelemetry's numbering, but for a
+// string, attrval's zero.
+func attrType(t attribute.Type) attrval.Type {
+	switch t {
+	case attribute.BOOL, attribute.INT64, attribute.FLOAT64,
+		attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE, attribute.STRINGSLICE:
+		return attrval.Type(t)
+	}
+	return attrval.String // a string, or a type zerostat keeps as its string form (bytes, maps, ...)
 }
 
 func (i *inst) warn(k attribute.Key, err error) {

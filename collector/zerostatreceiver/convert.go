@@ -178,9 +178,49 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own b
 	}
 	attrs.EnsureCapacity(len(r.Values)) // one allocation, not a growing slice
 	for i, val := range r.Values {
-		if val != "" {
+		switch {
+		case val == "":
+		case v.KeyType(i) == wire.AttrString:
 			attrs.PutStr(v.Keys[i], val)
+		default:
+			putTyped(attrs, v.Keys[i], v.TypedValue(i, val))
 		}
+	}
+}
+
+// putTyped puts a typed key's value (wire.View.TypedValue) with its type,
+// as the OTLP receiver puts the same attribute from zerostat's OTLP
+// exporter.
+func putTyped(attrs pcommon.Map, k string, x any) {
+	switch x := x.(type) {
+	case bool:
+		attrs.PutBool(k, x)
+	case int64:
+		attrs.PutInt(k, x)
+	case float64:
+		attrs.PutDouble(k, x)
+	case []bool:
+		s := attrs.PutEmptySlice(k)
+		for _, e := range x {
+			s.AppendEmpty().SetBool(e)
+		}
+	case []int64:
+		s := attrs.PutEmptySlice(k)
+		for _, e := range x {
+			s.AppendEmpty().SetInt(e)
+		}
+	case []float64:
+		s := attrs.PutEmptySlice(k)
+		for _, e := range x {
+			s.AppendEmpty().SetDouble(e)
+		}
+	case []string:
+		s := attrs.PutEmptySlice(k)
+		for _, e := range x {
+			s.AppendEmpty().SetStr(e)
+		}
+	case string:
+		attrs.PutStr(k, x)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter"
+	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
@@ -90,6 +91,8 @@ type Encoder struct {
 	exBuf   []*core.Exemplar // Series.Exemplars' buffer
 	keys    []byte           // the current view's encoded KeyValue.key fields, one per tag key
 	keyOff  []int            // key i is keys[keyOff[i]:keyOff[i+1]]
+	ktypes  []attrval.Type   // the current view's key types (Aggregator.KeyTypes)
+	typed   bool             // a key of the current view is not a string
 	bounds  []byte           // the current view's encoded explicit_bounds field
 	delta   *delta.Tracker   // nil: cumulative
 	kinds   delta.Kinds      // the kinds read through delta
@@ -277,6 +280,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		e.keys = appendString(e.keys, tagKVKey, e.str(k))
 		e.keyOff = append(e.keyOff, len(e.keys))
 	}
+	// Keys an OpenTelemetry attribute typed: their values are written
+	// with that type (an int as int_value), the others as strings.
+	e.ktypes, e.typed = a.KeyTypes(e.ktypes[:0], v.Keys)
 
 	// Pass 1: read and size.
 	var fixed int // size of the fields every data point of the view has
@@ -324,7 +330,11 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			p.size += lenFieldSize(len(overflowAttr))
 		}
 		for i, sid := range s.ValueIDs() {
-			if sid != 0 {
+			switch {
+			case sid == 0:
+			case e.typed && e.ktypes[i] != attrval.String:
+				p.size += lenFieldSize(e.keyOff[i+1] - e.keyOff[i] + lenFieldSize(anyValueSize(e.ktypes[i], e.str(sid))))
+			default:
 				p.size += lenFieldSize(stringAttrSize(e.keyOff[i+1]-e.keyOff[i], e.str(sid)))
 			}
 		}
@@ -517,6 +527,13 @@ func (e *Encoder) appendAttrs(b []byte, tag byte, keys []uint32, p *point) []byt
 			continue
 		}
 		key, v := e.keys[e.keyOff[i]:e.keyOff[i+1]], e.str(sid)
+		if e.typed && e.ktypes[i] != attrval.String {
+			anyLen := anyValueSize(e.ktypes[i], v)
+			b = appendLen(b, tag, len(key)+lenFieldSize(anyLen))
+			b = appendLen(append(b, key...), tagKVValue, anyLen)
+			b = appendAnyValue(b, e.ktypes[i], v)
+			continue
+		}
 		anyLen := lenFieldSize(len(v)) // the AnyValue
 		b = appendLen(b, tag, len(key)+lenFieldSize(anyLen))
 		b = append(b, key...)

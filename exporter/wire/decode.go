@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/msgpack"
 )
 
@@ -371,11 +372,38 @@ func (d *decoder) view(v *View, i int) error {
 		return err
 	}
 	for i := range v.Keys {
+		// A typed key is [ref, type] (see KeyTypes).
+		typed := false
+		if t, err := d.r.NextType(); err == nil && t == msgpack.ArrayType {
+			n, err := d.r.ReadArrayHeader()
+			if err != nil {
+				return d.fail(err)
+			}
+			if n != 2 {
+				return d.failf("key %d is an array of %d elements; want [string ref, type]", i, n)
+			}
+			typed = true
+		}
 		if v.Keys[i], err = d.str(); err != nil {
 			return err
 		}
 		if v.Keys[i] == "" {
 			return d.failf("key %d is the empty string", i)
+		}
+		if typed {
+			t, err := d.r.ReadUint()
+			if err != nil {
+				return d.fail(err)
+			}
+			if t == uint64(attrval.String) || t > 255 || !attrval.Type(t).Valid() {
+				return d.failf("key %q: value type %d; want 1, 2, 3 or 5 to 8", v.Keys[i], t)
+			}
+			if v.KeyTypes == nil {
+				if v.KeyTypes, err = allocSlice[AttrType](d, len(v.Keys)); err != nil {
+					return err
+				}
+			}
+			v.KeyTypes[i] = attrval.Type(t)
 		}
 	}
 	if k, ok := repeatedKey(v.Keys); ok {

@@ -40,12 +40,15 @@ type jsonRow struct {
 }
 
 type jsonView struct {
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Unit        string      `json:"unit"`
-	Aggregation string      `json:"aggregation"`
-	Keys        []string    `json:"keys"`
-	Bounds      []jsonFloat `json:"bounds,omitempty"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Unit        string   `json:"unit"`
+	Aggregation string   `json:"aggregation"`
+	Keys        []string `json:"keys"`
+	// KeyTypes names the type of each typed key (View.KeyTypes); tag
+	// values stay their strings.
+	KeyTypes map[string]string `json:"key_types,omitempty"`
+	Bounds   []jsonFloat       `json:"bounds,omitempty"`
 	// UpperInclusive: a distribution's buckets count b[i-1] < v <= b[i]
 	// (View.UpperInclusive).
 	UpperInclusive bool      `json:"upper_inclusive,omitempty"`
@@ -109,6 +112,14 @@ func (p *Payload) WriteJSON(w io.Writer) error {
 		jv := jsonView{Name: v.Name, Description: v.Description, Unit: v.Unit,
 			Aggregation: v.Aggregation.String(), Keys: v.Keys, UpperInclusive: v.UpperInclusive,
 			Start: v.Start, Rows: []jsonRow{}}
+		for k, t := range v.KeyTypes {
+			if t != AttrString {
+				if jv.KeyTypes == nil {
+					jv.KeyTypes = map[string]string{}
+				}
+				jv.KeyTypes[v.Keys[k]] = t.String()
+			}
+		}
 		for _, b := range v.Bounds {
 			jv.Bounds = append(jv.Bounds, jsonFloat(b))
 		}

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 )
@@ -150,6 +151,12 @@ type View struct {
 	Aggregation             Aggregation
 	Keys                    []string  // tag keys, in the order of Row.Values: by name, then any added to the view later
 	Bounds                  []float64 // distribution bucket bounds
+	// KeyTypes, when not nil, types the values of Keys (one per key):
+	// a key an OpenTelemetry attribute typed (an int, a double, a bool, a
+	// slice) keeps its type where a format has types (OTLP, pdata). The
+	// row values stay strings, the attribute's text; TypedValue reads
+	// one as its key's type. Nil: every key's values are strings.
+	KeyTypes []AttrType
 	// UpperInclusive reports a distribution whose buckets count a value
 	// equal to a bound in the bucket below it, b[i-1] < v <= b[i]
 	// (aggregation 6 on the wire, view.DistributionUpperInclusive);
@@ -270,3 +277,54 @@ var (
 	ErrMalformed = errors.New("wire: malformed payload")
 	ErrVersion   = errors.New("wire: unsupported version")
 )
+
+// AttrType is a key's value type (View.KeyTypes), numbered as
+// OpenTelemetry's attribute.Type but for AttrString, 0.
+type AttrType = attrval.Type
+
+// Key value types.
+const (
+	AttrString       = attrval.String
+	AttrBool         = attrval.Bool
+	AttrInt64        = attrval.Int64
+	AttrFloat64      = attrval.Float64
+	AttrBoolSlice    = attrval.BoolSlice
+	AttrInt64Slice   = attrval.Int64Slice
+	AttrFloat64Slice = attrval.Float64Slice
+	AttrStringSlice  = attrval.StringSlice
+)
+
+// KeyType returns the type of key i's values (AttrString without
+// KeyTypes).
+func (v *View) KeyType(i int) AttrType {
+	if i < len(v.KeyTypes) {
+		return v.KeyTypes[i]
+	}
+	return AttrString
+}
+
+// TypedValue returns s, a value of key i, as its key's type: a bool, an
+// int64, a float64, or a []bool, []int64, []float64 or []string; s
+// itself when the key is a string's or s does not parse as its type
+// (the rule of every zerostat output). A slice allocates.
+func (v *View) TypedValue(i int, s string) any {
+	switch t := v.KeyType(i); t {
+	case AttrBool:
+		if x, ok := attrval.ParseBool(s); ok {
+			return x
+		}
+	case AttrInt64:
+		if x, ok := attrval.ParseInt(s); ok {
+			return x
+		}
+	case AttrFloat64:
+		if x, ok := attrval.ParseFloat(s); ok {
+			return x
+		}
+	case AttrBoolSlice, AttrInt64Slice, AttrFloat64Slice, AttrStringSlice:
+		if x, ok := attrval.ParseSlice(t, s); ok {
+			return x
+		}
+	}
+	return s
+}

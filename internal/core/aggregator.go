@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"github.com/zerostat/zerostat/internal/attrval"
 	"math/bits"
 	"slices"
 	"sync"
@@ -122,6 +123,8 @@ type Aggregator struct {
 	// count (Series.ValueIDs).
 	growable atomic.Bool
 	ex       exemplars // only written by records with attachments (exemplar.go)
+	// keyTypes types the values of some keys (SetKeyType), copy on write.
+	keyTypes atomic.Pointer[map[string]attrval.Type]
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,

@@ -1,6 +1,8 @@
 package zhttp
 
 import (
+	"github.com/zerostat/zerostat/internal/attrval"
+	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -154,3 +156,11 @@ var (
 	OTelServerViews = []*view.View{OTelServerDurationView, OTelServerRequestSizeView, OTelServerResponseSizeView}
 	OTelClientViews = []*view.View{OTelClientDurationView}
 )
+
+// The conventions' integer attributes: OTLP and the msgpack payload carry
+// their values as ints, as otelhttp records them (Prometheus labels stay
+// strings). See internal/attrval.
+func init() {
+	core.SetGlobalKeyType(KeyStatusCode.Name(), attrval.Int64)
+	core.SetGlobalKeyType(KeyServerPort.Name(), attrval.Int64)
+}

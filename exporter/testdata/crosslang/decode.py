@@ -55,6 +55,26 @@ def rows_of(version, agg, nkeys, nbounds, rows):
     return out
 
 
+def typed(t, text):
+    """A typed key's value: 1 bool, 2 int, 3 double, 5-8 slices (JSON, but
+    a bool slice as "[true false]"); the text when it does not parse."""
+    try:
+        if t == 1 and text in ("true", "false"):
+            return text == "true"
+        if t == 2:
+            return int(text)
+        if t == 3:
+            return float(text)
+        if t == 5:
+            assert text[0] == "[" and text[-1] == "]"
+            return [{"true": True, "false": False}[x] for x in text[1:-1].split()]
+        if t in (6, 7, 8):
+            return json.loads(text)
+    except (ValueError, KeyError, AssertionError):
+        pass
+    return text
+
+
 def decode(raw):
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
@@ -71,6 +91,11 @@ def decode(raw):
     }
     for name, desc, unit, agg, keys, bounds, vstart, rows, overflow in views:
         assert agg in (1, 2, 3, 4, 5, 6), "aggregation %r" % agg
+        # A typed key is [ref, type]: its values are the text of an
+        # OpenTelemetry attribute of that type.
+        types = [k[1] if isinstance(k, list) else 0 for k in keys]
+        keys = [k[0] if isinstance(k, list) else k for k in keys]
+        assert all(t in (0, 1, 2, 3, 5, 6, 7, 8) for t in types), "key type"
         v = out["views"].setdefault(s(name), {
             "description": s(desc), "unit": s(unit), "aggregation": agg,
             "upper_inclusive": agg == 6,
@@ -86,6 +111,8 @@ def decode(raw):
             assert len(row) in (n + nd, n + nd + 1), "bad row length"
             values, data = row[:n], row[n:n + nd]
             r = {"tags": tags or {s(k): s(val) for k, val in zip(keys, values) if val != 0}}
+            if tags is None and any(types):
+                r["typed"] = {s(k): typed(t, s(val)) for k, t, val in zip(keys, types, values) if val != 0 and t}
             if len(row) == n + nd + 1:
                 r["start"] = row[-1].isoformat()
             if agg == 1:

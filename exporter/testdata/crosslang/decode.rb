@@ -52,6 +52,25 @@ def rows_of(version, agg, nkeys, nbounds, rows)
   end
 end
 
+# A typed key's value: 1 bool, 2 int, 3 double, 5-8 slices (JSON, but a
+# bool slice as "[true false]"); the text when it does not parse.
+def typed(t, text)
+  case t
+  when 1 then return text == "true" if %w[true false].include?(text)
+  when 2 then return Integer(text, 10)
+  when 3 then return Float(text.sub(/\A\+?Inf\z/, "Infinity").sub(/\A-Inf\z/, "-Infinity"))
+  when 5
+    if text.start_with?("[") && text.end_with?("]")
+      parts = text[1..-2].split
+      return parts.map { |x| x == "true" } if parts.all? { |x| %w[true false].include?(x) }
+    end
+  when 6, 7, 8 then return JSON.parse(text)
+  end
+  text
+rescue ArgumentError, JSON::ParserError
+  text
+end
+
 def decode(raw)
   raw = Zlib::GzipReader.new(StringIO.new(raw)).read if raw.byteslice(0, 2) == "\x1f\x8b".b
   p = FACTORY.unpacker.feed(raw).read
@@ -64,6 +83,11 @@ def decode(raw)
           "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
   views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows, overflow|
     raise "aggregation #{agg}" unless (1..6).include?(agg)
+    # A typed key is [ref, type]: its values are the text of an
+    # OpenTelemetry attribute of that type.
+    types = keys.map { |k| k.is_a?(Array) ? k[1] : 0 }
+    keys = keys.map { |k| k.is_a?(Array) ? k[0] : k }
+    raise "key type" unless types.all? { |t| [0, 1, 2, 3, 5, 6, 7, 8].include?(t) }
     v = (out["views"][strings[name]] ||= { "description" => strings[desc], "unit" => strings[unit],
                                            "aggregation" => agg, "upper_inclusive" => agg == 6,
                                            "keys" => keys.map { |k| strings[k] },
@@ -78,6 +102,10 @@ def decode(raw)
       values, data = row[0, n], row[n, nd]
       r = { "tags" => tags || keys.zip(values).reject { |_, val| val == 0 }.to_h { |k, val| [strings[k], strings[val]] } }
       r["start"] = row[-1].utc.iso8601(9) if row.size == n + nd + 1
+      if tags.nil? && types.any?(&:positive?)
+        r["typed"] = keys.zip(types, values).reject { |_, t, val| val == 0 || t == 0 }
+                         .to_h { |k, t, val| [strings[k], typed(t, strings[val])] }
+      end
       case agg
       when 1 then r["count"] = data[0]
       when 2, 5 then r["sum"] = data[0] # 5: an up-down sum, always its total
