@@ -94,7 +94,7 @@ fuzz:
 	$(call fuzz1,FuzzNegotiate,./internal/accept,150000x)
 
 bench-module:
-	cd benchmarks && $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
+	cd benchmarks && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
 
 # The benchmarks the gate reads: the record scenarios of zerostat (its
 # bound handles too), the floor, OpenCensus and Prometheus, and the

@@ -1,20 +1,12 @@
 package plugins
 
 import (
-	"runtime"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.opencensus.io/plugin/ochttp"
 	ocview "go.opencensus.io/stats/view"
 
-	zprom "github.com/zerostat/zerostat/exporter/prometheus"
-	"github.com/zerostat/zerostat/metric"
-	"github.com/zerostat/zerostat/plugin/runmetrics"
 	"github.com/zerostat/zerostat/plugin/zhttp"
 	"github.com/zerostat/zerostat/view"
 )
@@ -81,61 +73,5 @@ func TestZHTTPViewsMatchOchttp(t *testing.T) {
 		if k[0] != k[1] {
 			t.Errorf("tag key %q; OpenCensus %q", k[0], k[1])
 		}
-	}
-}
-
-// families returns "name type" of every family in a text exposition.
-func families(out string) map[string]string {
-	m := map[string]string{}
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
-			m[f[2]] = f[3]
-		}
-	}
-	return m
-}
-
-func TestRunmetricsNamesMatchClientGolang(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsAll)),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := map[string]string{}
-	for _, mf := range mfs {
-		theirs[mf.GetName()] = strings.ToLower(mf.GetType().String())
-	}
-	if err := runmetrics.Enable(runmetrics.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	defer runmetrics.Disable()
-	metric.SetTimeout(10 * time.Second) // a loaded machine must not time the callback out
-	defer metric.SetTimeout(0)
-	runtime.GC() // a GC pause for the pause histogram
-	metric.Collect()
-	ours := families(string(zprom.NewHandler(zprom.Options{}).AppendFormat(nil, zprom.FormatText)))
-	n := 0
-	for _, m := range append(slices.Clone(runmetrics.GoMetrics), runmetrics.ProcessMetrics...) {
-		name := strings.ReplaceAll(m.View.Name, "/", "_")
-		typ, ok := ours[name]
-		if !ok {
-			name += "_total"
-			typ, ok = ours[name]
-		}
-		if !ok {
-			t.Errorf("view %q: no family in zerostat's exposition", m.View.Name)
-			continue
-		}
-		n++
-		if their, ok := theirs[name]; !ok {
-			t.Errorf("%s (%s): client_golang's collectors have no such family", name, typ)
-		} else if their != typ {
-			t.Errorf("%s: type %s; client_golang %s", name, typ, their)
-		}
-	}
-	if n != len(runmetrics.GoMetrics)+len(runmetrics.ProcessMetrics) {
-		t.Errorf("checked %d families", n)
 	}
 }

@@ -1,20 +1,61 @@
 // Package runmetrics exports the Go runtime's metrics (runtime/metrics:
 // goroutines, threads, heap, GC cycles, GC pauses and scheduler latency
 // as histograms) and the process's (CPU seconds, resident and virtual
-// memory, open and maximum file descriptors, start time), named as
-// client_golang's Go and process collectors name them once exported to
-// Prometheus, so dashboards built on go_* and process_* keep working:
+// memory, open and maximum file descriptors, start time, network bytes),
+// as client_golang v1.25.0's Go and process collectors
+// (collectors.NewGoCollector() and
+// collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+// export them to Prometheus: the same family names, types, help texts
+// ("Sourced from ..." sentences included) and labels, so dashboards
+// built on go_* and process_* keep working:
 //
 //	if err := runmetrics.Enable(runmetrics.Options{}); err != nil { ... }
 //
-// The values are client_golang's too (its Go collector with the default,
-// runtime/metrics-based rules): go_memstats_mallocs_total and
-// go_memstats_frees_total are runtime.MemStats' Mallocs and Frees, tiny
-// allocations included in both (/gc/heap/allocs:objects and
-// /gc/heap/frees:objects each plus /gc/heap/tiny/allocs:objects), and
-// go_threads is runtime.ThreadCreateProfile's count of the runtime's
-// threads, which unlike /sched/threads/total:threads includes those kept
-// for cgo callbacks.
+// Three families beyond client_golang's defaults,
+// go_gc_cycles_total_gc_cycles_total, go_sched_latencies_seconds and
+// go_sched_pauses_total_gc_seconds, are named and described as
+// client_golang names them with its MetricsAll option.
+//
+// The values are client_golang's too, read from the same sources:
+// go_goroutines is runtime.NumGoroutine(); go_threads is
+// runtime.ThreadCreateProfile's count of the runtime's threads, which
+// unlike /sched/threads/total:threads includes those kept for cgo
+// callbacks; the go_memstats_* families are the runtime.MemStats fields
+// rebuilt from runtime/metrics as client_golang's memStatsFromRM does
+// (go_memstats_mallocs_total and go_memstats_frees_total count tiny
+// allocations in both, as MemStats' Mallocs and Frees do);
+// go_gc_duration_seconds and go_memstats_last_gc_time_seconds come from
+// debug.ReadGCStats; the process_* families from /proc/self/stat (CPU
+// time in the kernel's 10 ms ticks, as procfs reads it), the size of
+// /proc/self/fd, the RLIMIT_NOFILE and RLIMIT_AS soft limits, and
+// /proc/self/net/netstat's IpExt InOctets and OutOctets (the counts of
+// the process's network namespace, as client_golang's). benchmarks/plugins
+// (TestRunmetricsMatchClientGolang) runs both side by side in one process
+// and compares every family, and goroutines, threads, open descriptors
+// and start time exactly.
+//
+// # Differences from client_golang
+//
+//   - go_gc_duration_seconds is a histogram (TYPE histogram, "le"
+//     buckets from 1 µs to 10 s), not a summary: zerostat's views have
+//     no summary kind, and the summary's quantiles as gauges with a
+//     "quantile" label fail promtool check metrics ("non-summary metrics
+//     should not have "quantile" label", and "_sum" and "_count" suffixes
+//     on gauges). It records each GC cycle's stop-the-world pause, so its
+//     _sum and _count are client_golang's (debug.GCStats' PauseTotal and
+//     NumGC) under client_golang's names, and every exporter maps it
+//     alike; the quantiles, of the last 256 cycles in client_golang,
+//     become histogram_quantile estimates over all cycles.
+//   - go_memstats_alloc_bytes, the gauge, is left out:
+//     go_memstats_alloc_bytes_total's OpenMetrics family is named
+//     go_memstats_alloc_bytes too (OpenMetrics drops a counter's
+//     "_total"), and one name cannot be two families (client_golang's
+//     OpenMetrics output then has two HELP and two TYPE lines for it).
+//     Its value is go_memstats_heap_alloc_bytes', which is kept.
+//   - go_sched_latencies_seconds and go_sched_pauses_total_gc_seconds
+//     have runmetrics' bucket bounds, 1 µs to 10 s by factors of 2.5 and
+//     4, not client_golang's powers of 10 of the runtime's buckets with
+//     everything above about 0.12 s in +Inf.
 //
 // # When they are read
 //
@@ -22,26 +63,26 @@
 // the same hook as the metric package's callback gauges: no goroutine
 // polls, and a program that takes no snapshot pays nothing. One
 // runtime/metrics.Read per snapshot serves every Go metric but go_threads
-// (runtime.ThreadCreateProfile, a walk of the runtime's thread list); the
-// process metrics read /proc/self/stat and list /proc/self/fd (Linux only).
+// (runtime.ThreadCreateProfile, a walk of the runtime's thread list) and
+// the two GC statistics (debug.ReadGCStats, which holds the heap lock
+// while it copies the pause history); the process metrics read
+// /proc/self/stat and /proc/self/net/netstat and stat /proc/self/fd
+// (Linux only). None of them stops the world.
 //
 // # Cost
 //
-// Per snapshot: metrics.Read of 15 samples (it does not stop the world,
-// unlike runtime.ReadMemStats), runtime.ThreadCreateProfile's count (it
-// does not either), the /proc reads, one record per gauge and
-// counter, one weighted record per changed runtime histogram bucket.
-// BenchmarkCollect on the project's 2-core VM (medians of 6, under load):
-// 3.5 µs and 6 allocations per snapshot without the process metrics,
-// 36 µs and 24 allocations with them (the /proc reads). A failure (an unreadable /proc file, a panic)
-// drops only these values of that snapshot and is reported by Err and by
-// selfstats' zerostat/callback_failures{callback="runmetrics"}.
-//
-// # Not covered
-//
-// client_golang's go_gc_duration_seconds is a summary; zerostat has no
-// summaries, so GC pauses are go_sched_pauses_total_gc_seconds, a
-// histogram (client_golang's name for the same runtime metric).
+// Per snapshot: metrics.Read of 26 samples, runtime.ThreadCreateProfile's
+// count, debug.ReadGCStats into buffers kept from one snapshot to the
+// next, the /proc reads, one record per gauge and counter, one weighted
+// record per changed runtime histogram bucket and one per new GC cycle.
+// BenchmarkCollect on the project's 2-core VM (medians of 6, under load,
+// load average 3.4): 5 µs and 6 allocations per snapshot without the
+// process metrics, 120 µs and 14 allocations with them, about half of it
+// the kernel writing /proc/self/net/netstat (client_golang's process
+// collector reads the same file). A failure drops only the values it
+// concerns from that snapshot (an unreadable /proc file, those read from
+// it; a panic, all) and is reported by Err and by selfstats'
+// zerostat/callback_failures{callback="runmetrics"}.
 //
 // # OpenCensus names
 //

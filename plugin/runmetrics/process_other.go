@@ -7,6 +7,6 @@ var ProcessMetrics []Metric
 
 type procValues struct{}
 
-func (p *procValues) value(string) float64 { return 0 }
+func (p *procValues) value(string) (float64, bool) { return 0, false }
 
 func readProc(*procValues) error { return nil }

@@ -1,16 +1,20 @@
 package runmetrics
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/stats"
+	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -21,16 +25,28 @@ const (
 	histogram
 )
 
+// sources of a metric's value other than runtime/metrics samples and
+// /proc (a process metric).
+const (
+	srcSamples  = iota // runtime/metrics (or /proc, for a process metric)
+	srcFunc            // Metric.fn
+	srcLastGC          // debug.GCStats.LastGC, in seconds since 1970
+	srcGCPauses        // debug.GCStats' pause history, one value per GC cycle
+	srcInfo            // 1, tagged version=runtime.Version()
+)
+
 // A Metric is a runtime/metrics sample (or the sum of several) exported
 // as a view.
 type Metric struct {
 	View *view.View
 	// Samples are the runtime/metrics names whose values are summed
-	// ("/sched/goroutines:goroutines"); none for a process metric or
-	// go_threads.
+	// ("/sched/goroutines:goroutines"); none for a process metric,
+	// go_goroutines, go_threads, go_info, go_gc_duration_seconds and
+	// go_memstats_last_gc_time_seconds.
 	Samples []string
 	kind    int
-	fn      func() float64 // the value when not from Samples nor /proc (go_threads)
+	src     int
+	fn      func() float64 // the value of a srcFunc metric (go_goroutines, go_threads)
 }
 
 // secondsBounds are the histograms' bucket bounds in seconds, 1 µs to
@@ -67,6 +83,19 @@ func threadsCreated() float64 {
 	return float64(n)
 }
 
+// sourced is client_golang's help text of a metric read from
+// runtime/metrics: the runtime's description of sample and " Sourced from
+// <sample>." (client_golang v1.25.0 attachOriginalName), so it follows the
+// Go version the program is built with, as client_golang's does.
+func sourced(sample string) string {
+	for _, d := range metrics.All() {
+		if d.Name == sample {
+			return d.Description + " Sourced from " + sample + "."
+		}
+	}
+	return "Sourced from " + sample + "."
+}
+
 func newMetric(name, desc, unit, sample string, kind int) Metric {
 	var samples []string
 	if sample != "" {
@@ -85,31 +114,82 @@ func newMetric(name, desc, unit, sample string, kind int) Metric {
 // funcMetric is a gauge read by calling fn when a snapshot is taken.
 func funcMetric(name, desc, unit string, fn func() float64) Metric {
 	m := newMetric(name, desc, unit, "", gauge)
-	m.fn = fn
+	m.src, m.fn = srcFunc, fn
 	return m
 }
 
-// GoMetrics are the Go runtime's metrics, named as client_golang's Go
-// collector (collectors.NewGoCollector with its runtime/metrics rules)
-// names them once exported to Prometheus: go_goroutines,
-// go_memstats_heap_alloc_bytes, go_sched_latencies_seconds (histogram), ...
-var GoMetrics = []Metric{
+// versionKey is go_info's one label, as client_golang's.
+var versionKey = tag.MustNewKey("version")
+
+// gcMetrics are the Go collector's metrics read from debug.ReadGCStats, as
+// client_golang's baseGoCollector reads them, and go_info.
+func gcMetrics() []Metric {
+	pauses := newMetric("go_gc_duration_seconds", "A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.", "s", "", histogram)
+	pauses.src = srcGCPauses
+	last := newMetric("go_memstats_last_gc_time_seconds", "Number of seconds since 1970 of last garbage collection.", "s", "", gauge)
+	last.src = srcLastGC
+	info := newMetric("go_info", "Information about the Go environment.", "1", "", gauge)
+	info.src = srcInfo
+	info.View.TagKeys = []tag.Key{versionKey}
+	return []Metric{pauses, last, info}
+}
+
+// GoMetrics are the Go runtime's metrics, named, described and typed as
+// client_golang v1.25.0's Go collector (collectors.NewGoCollector(), its
+// default runtime/metrics rules) names them once exported to Prometheus,
+// with its help text: go_goroutines, go_info{version},
+// go_memstats_heap_alloc_bytes, ... (go_gc_duration_seconds as a
+// histogram, and go_memstats_alloc_bytes, the gauge, left out: see the
+// package doc, "Differences from client_golang"). Three more are
+// client_golang's with its MetricsAll rule, under its names:
+// go_gc_cycles_total_gc_cycles_total, go_sched_latencies_seconds and
+// go_sched_pauses_total_gc_seconds.
+var GoMetrics = append([]Metric{
 	funcMetric("go_goroutines", "Number of goroutines that currently exist.", "1", numGoroutine),
 	funcMetric("go_threads", "Number of OS threads created.", "1", threadsCreated),
-	newMetric("go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting.", "1", "/sched/gomaxprocs:threads", gauge),
-	newMetric("go_memstats_heap_alloc_bytes", "Number of heap bytes allocated and currently in use.", "By", "/memory/classes/heap/objects:bytes", gauge),
-	newMetric("go_memstats_heap_objects", "Number of currently allocated objects.", "1", "/gc/heap/objects:objects", gauge),
-	newMetric("go_memstats_sys_bytes", "Number of bytes obtained from system.", "By", "/memory/classes/total:bytes", gauge),
-	newMetric("go_memstats_next_gc_bytes", "Number of heap bytes when next garbage collection will take place.", "By", "/gc/heap/goal:bytes", gauge),
-	newMetric("go_gc_gogc_percent", "Heap size target percentage configured by the user, otherwise 100.", "1", "/gc/gogc:percent", gauge),
-	newMetric("go_gc_gomemlimit_bytes", "Go runtime memory limit configured by the user, otherwise math.MaxInt64.", "By", "/gc/gomemlimit:bytes", gauge),
-	newMetric("go_memstats_alloc_bytes", "Total number of bytes allocated, even if freed.", "By", "/gc/heap/allocs:bytes", counter),
-	newMetric("go_memstats_mallocs", "Total number of heap objects allocated.", "1", mallocsSamples, counter),
-	newMetric("go_memstats_frees", "Total number of heap objects frees.", "1", freesSamples, counter),
-	newMetric("go_gc_cycles_total_gc_cycles", "Count of all completed GC cycles.", "1", "/gc/cycles/total:gc-cycles", counter),
-	newMetric("go_sched_latencies_seconds", "Distribution of the time goroutines have spent in the scheduler in a runnable state before actually running.", "s", "/sched/latencies:seconds", histogram),
-	newMetric("go_sched_pauses_total_gc_seconds", "Distribution of individual GC-related stop-the-world pause latencies.", "s", "/sched/pauses/total/gc:seconds", histogram),
-}
+	newMetric("go_sched_gomaxprocs_threads", sourced("/sched/gomaxprocs:threads"), "1", "/sched/gomaxprocs:threads", gauge),
+	newMetric("go_gc_gogc_percent", sourced("/gc/gogc:percent"), "1", "/gc/gogc:percent", gauge),
+	newMetric("go_gc_gomemlimit_bytes", sourced("/gc/gomemlimit:bytes"), "By", "/gc/gomemlimit:bytes", gauge),
+	// client_golang's memstats family (goRuntimeMemStats), each a
+	// runtime.MemStats field rebuilt from runtime/metrics as its
+	// memStatsFromRM does.
+	newMetric("go_memstats_alloc_bytes", "Total number of bytes allocated in heap until now, even if released already. Equals to /gc/heap/allocs:bytes.", "By", "/gc/heap/allocs:bytes", counter),
+	newMetric("go_memstats_sys_bytes", "Number of bytes obtained from system. Equals to /memory/classes/total:byte.", "By", "/memory/classes/total:bytes", gauge),
+	newMetric("go_memstats_mallocs", "Total number of heap objects allocated, both live and gc-ed. Semantically a counter version for go_memstats_heap_objects gauge. Equals to /gc/heap/allocs:objects + /gc/heap/tiny/allocs:objects.", "1", mallocsSamples, counter),
+	newMetric("go_memstats_frees", "Total number of heap objects frees. Equals to /gc/heap/frees:objects + /gc/heap/tiny/allocs:objects.", "1", freesSamples, counter),
+	newMetric("go_memstats_heap_alloc_bytes", "Number of heap bytes allocated and currently in use, same as go_memstats_alloc_bytes. Equals to /memory/classes/heap/objects:bytes.", "By", heapObjects, gauge),
+	newMetric("go_memstats_heap_sys_bytes", "Number of heap bytes obtained from system. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes + /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", "By",
+		heapObjects+"+"+heapUnused+"+"+heapReleased+"+"+heapFree, gauge),
+	newMetric("go_memstats_heap_idle_bytes", "Number of heap bytes waiting to be used. Equals to /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", "By", heapReleased+"+"+heapFree, gauge),
+	newMetric("go_memstats_heap_inuse_bytes", "Number of heap bytes that are in use. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes", "By", heapObjects+"+"+heapUnused, gauge),
+	newMetric("go_memstats_heap_released_bytes", "Number of heap bytes released to OS. Equals to /memory/classes/heap/released:bytes.", "By", heapReleased, gauge),
+	newMetric("go_memstats_heap_objects", "Number of currently allocated objects. Equals to /gc/heap/objects:objects.", "1", "/gc/heap/objects:objects", gauge),
+	newMetric("go_memstats_stack_inuse_bytes", "Number of bytes obtained from system for stack allocator in non-CGO environments. Equals to /memory/classes/heap/stacks:bytes.", "By", "/memory/classes/heap/stacks:bytes", gauge),
+	newMetric("go_memstats_stack_sys_bytes", "Number of bytes obtained from system for stack allocator. Equals to /memory/classes/heap/stacks:bytes + /memory/classes/os-stacks:bytes.", "By",
+		"/memory/classes/heap/stacks:bytes+/memory/classes/os-stacks:bytes", gauge),
+	newMetric("go_memstats_mspan_inuse_bytes", "Number of bytes in use by mspan structures. Equals to /memory/classes/metadata/mspan/inuse:bytes.", "By", "/memory/classes/metadata/mspan/inuse:bytes", gauge),
+	newMetric("go_memstats_mspan_sys_bytes", "Number of bytes used for mspan structures obtained from system. Equals to /memory/classes/metadata/mspan/inuse:bytes + /memory/classes/metadata/mspan/free:bytes.", "By",
+		"/memory/classes/metadata/mspan/inuse:bytes+/memory/classes/metadata/mspan/free:bytes", gauge),
+	newMetric("go_memstats_mcache_inuse_bytes", "Number of bytes in use by mcache structures. Equals to /memory/classes/metadata/mcache/inuse:bytes.", "By", "/memory/classes/metadata/mcache/inuse:bytes", gauge),
+	newMetric("go_memstats_mcache_sys_bytes", "Number of bytes used for mcache structures obtained from system. Equals to /memory/classes/metadata/mcache/inuse:bytes + /memory/classes/metadata/mcache/free:bytes.", "By",
+		"/memory/classes/metadata/mcache/inuse:bytes+/memory/classes/metadata/mcache/free:bytes", gauge),
+	newMetric("go_memstats_buck_hash_sys_bytes", "Number of bytes used by the profiling bucket hash table. Equals to /memory/classes/profiling/buckets:bytes.", "By", "/memory/classes/profiling/buckets:bytes", gauge),
+	newMetric("go_memstats_gc_sys_bytes", "Number of bytes used for garbage collection system metadata. Equals to /memory/classes/metadata/other:bytes.", "By", "/memory/classes/metadata/other:bytes", gauge),
+	newMetric("go_memstats_other_sys_bytes", "Number of bytes used for other system allocations. Equals to /memory/classes/other:bytes.", "By", "/memory/classes/other:bytes", gauge),
+	newMetric("go_memstats_next_gc_bytes", "Number of heap bytes when next garbage collection will take place. Equals to /gc/heap/goal:bytes.", "By", "/gc/heap/goal:bytes", gauge),
+	// Beyond client_golang's defaults: its MetricsAll names.
+	newMetric("go_gc_cycles_total_gc_cycles", sourced("/gc/cycles/total:gc-cycles"), "1", "/gc/cycles/total:gc-cycles", counter),
+	newMetric("go_sched_latencies_seconds", sourced("/sched/latencies:seconds"), "s", "/sched/latencies:seconds", histogram),
+	newMetric("go_sched_pauses_total_gc_seconds", sourced("/sched/pauses/total/gc:seconds"), "s", "/sched/pauses/total/gc:seconds", histogram),
+}, gcMetrics()...)
+
+// The heap's memory classes, as runtime/metrics names them.
+const (
+	heapObjects  = "/memory/classes/heap/objects:bytes"
+	heapUnused   = "/memory/classes/heap/unused:bytes"
+	heapFree     = "/memory/classes/heap/free:bytes"
+	heapReleased = "/memory/classes/heap/released:bytes"
+)
 
 // OpenCensusMetrics are the Go runtime's metrics under OpenCensus
 // runmetrics' names, descriptions and units (go.opencensus.io/plugin/runmetrics
@@ -150,7 +230,9 @@ var OpenCensusMetrics = []Metric{
 }
 
 // collector is the one core.Callback that reads every enabled metric
-// with a single metrics.Read per snapshot.
+// with a single metrics.Read per snapshot (and one debug.ReadGCStats when
+// a metric needs it). Run (read) fills the buffers, Apply (apply) records
+// from them; core.Collect serialises the two.
 type collector struct {
 	ms      []Metric
 	samples []metrics.Sample // every sample the metrics read, once each
@@ -164,6 +246,17 @@ type collector struct {
 	procOK  bool
 	procErr error
 	cb      core.Callback
+
+	// GC statistics, for go_gc_duration_seconds and
+	// go_memstats_last_gc_time_seconds: read (needGC), its buffers kept
+	// from one snapshot to the next (ReadGCStats then allocates nothing),
+	// and the cycle count and total pause recorded so far.
+	needGC  bool
+	gcs     debug.GCStats
+	gcNum   int64
+	gcTotal time.Duration
+
+	infoCtx context.Context // go_info's tags: version=runtime.Version()
 }
 
 var (
@@ -185,13 +278,14 @@ type Options struct {
 // Enable registers the Go runtime's metrics (GoMetrics) and, unless
 // opts.NoProcess, the process's (ProcessMetrics, on Linux), read when a
 // snapshot is taken: no goroutine polls. Cost per snapshot: one
-// runtime/metrics.Read of 15 to 25 samples (it does not stop the world),
-// a runtime.ThreadCreateProfile count for go_threads, the process's /proc
-// reads (two small files and one directory listing), and one record per
-// metric: 3.5 µs without the process metrics, 36 µs with them
-// (BenchmarkCollect; see the package doc). It returns an error if a view
-// cannot be registered (a different view of the same name exists) or
-// Enable was called already without Disable.
+// runtime/metrics.Read of up to 26 samples (it does not stop the world),
+// a runtime.ThreadCreateProfile count for go_threads, a
+// debug.ReadGCStats for the GC pause history and last GC time, the
+// process's /proc reads (two small files and a stat), and one record per
+// metric: 5 µs without the process metrics, 120 µs with them on a loaded
+// 2-core VM (BenchmarkCollect; see the package doc). It returns an error
+// if a view cannot be registered (a different view of the same name
+// exists) or Enable was called already without Disable.
 func Enable(opts Options) error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -221,6 +315,7 @@ func Enable(opts Options) error {
 	c.hlast = make([][]uint64, len(c.ms))
 	for i, m := range c.ms {
 		c.ms2[i] = m.View.Measure.(*stats.Float64Measure)
+		c.needGC = c.needGC || m.src == srcLastGC || m.src == srcGCPauses
 		if m.kind == histogram {
 			if cv := core.FindView(m.View.Name); cv != nil {
 				c.aggs[i] = cv.Agg
@@ -240,6 +335,14 @@ func Enable(opts Options) error {
 			c.idx[i] = append(c.idx[i], j)
 		}
 	}
+	ctx, err := tag.New(context.Background(), tag.Upsert(versionKey, runtime.Version()))
+	if err != nil {
+		for _, v := range vs {
+			view.Unregister(v)
+		}
+		return fmt.Errorf("runmetrics: %w", err)
+	}
+	c.infoCtx = ctx
 	c.cb = core.Callback{Name: "runmetrics", Run: c.read, Apply: c.apply}
 	core.AddCallback(&c.cb)
 	enabled = c
@@ -278,6 +381,9 @@ func (c *collector) read() {
 			c.fnv[i] = m.fn()
 		}
 	}
+	if c.needGC {
+		debug.ReadGCStats(&c.gcs)
+	}
 	if c.procOK {
 		c.procErr = readProc(&c.proc)
 	}
@@ -290,9 +396,20 @@ func (c *collector) apply() {
 	for i, m := range c.ms {
 		var v float64
 		var h *metrics.Float64Histogram
-		if m.fn != nil {
+		switch {
+		case m.src == srcFunc:
 			v = c.fnv[i]
-		} else if len(m.Samples) > 0 {
+		case m.src == srcLastGC: // client_golang's formula
+			v = float64(c.gcs.LastGC.UnixNano()) / 1e9
+		case m.src == srcGCPauses:
+			if c.aggs[i] != nil {
+				c.recordPauses(c.aggs[i])
+			}
+			continue
+		case m.src == srcInfo:
+			stats.Record(c.infoCtx, c.ms2[i].M(1))
+			continue
+		case len(m.Samples) > 0:
 			ok := true
 			for _, j := range c.idx[i] {
 				switch s := &c.samples[j]; s.Value.Kind() {
@@ -309,15 +426,20 @@ func (c *collector) apply() {
 			if !ok {
 				continue
 			}
-		} else if c.procErr == nil {
-			v = c.proc.value(m.View.Name)
-		} else {
-			continue
+		default: // a process metric
+			var ok bool
+			if v, ok = c.proc.value(m.View.Name); !ok {
+				continue
+			}
 		}
 		switch m.kind {
 		case gauge:
 			stats.Record(nil, c.ms2[i].M(v))
 		case counter:
+			if v < c.last[i] { // never from the runtime; a source that reset
+				c.last[i] = v
+				continue
+			}
 			stats.Record(nil, c.ms2[i].M(v-c.last[i]))
 			c.last[i] = v
 		case histogram:
@@ -326,6 +448,32 @@ func (c *collector) apply() {
 			}
 		}
 	}
+}
+
+// recordPauses records into agg the GC cycles completed since the last
+// snapshot, one value per cycle, its stop-the-world pause time
+// (debug.GCStats.Pause, the runtime's history of the last 256 cycles, most
+// recent first): the histogram's count is then GCStats.NumGC and its sum
+// GCStats.PauseTotal, which are client_golang's go_gc_duration_seconds
+// _count and _sum. Cycles that left the history before a snapshot read
+// them (more than 256 since the last one) are recorded together at their
+// mean pause, so that count and sum stay those totals.
+func (c *collector) recordPauses(agg *core.Aggregator) {
+	g := &c.gcs
+	n := g.NumGC - c.gcNum
+	if n <= 0 {
+		return
+	}
+	rest := g.PauseTotal - c.gcTotal
+	k := min(n, int64(len(g.Pause)))
+	for _, p := range g.Pause[:k] {
+		agg.RecordDistN(nil, p.Seconds(), 1)
+		rest -= p
+	}
+	if n > k {
+		agg.RecordDistN(nil, max(rest, 0).Seconds()/float64(n-k), uint64(n-k))
+	}
+	c.gcNum, c.gcTotal = g.NumGC, g.PauseTotal
 }
 
 // recordHist records the counts of h added since last into agg, each

@@ -1,8 +1,10 @@
 package runmetrics_test
 
 import (
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"syscall"
@@ -112,8 +114,18 @@ func TestAgainstRuntimeMetrics(t *testing.T) {
 		if got := value(t, "process_resident_memory_bytes"); got < 1<<20 {
 			t.Errorf("process_resident_memory_bytes: got %v", got)
 		}
-		if got := value(t, "process_cpu_seconds"); got <= 0 {
-			t.Errorf("process_cpu_seconds: got %v", got)
+		// The kernel's clock ticks (10 ms) of CPU time, as client_golang
+		// reads them: at most getrusage's microseconds read after.
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		cpu := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+		if got := value(t, "process_cpu_seconds"); got < 0 || got > cpu+0.01 {
+			t.Errorf("process_cpu_seconds: got %v; getrusage says %v", got, cpu)
+		}
+		if got := value(t, "process_virtual_memory_max_bytes"); got <= 0 {
+			t.Errorf("process_virtual_memory_max_bytes: got %v", got)
 		}
 	}
 	if err := runmetrics.Err(); err != nil {
@@ -123,7 +135,8 @@ func TestAgainstRuntimeMetrics(t *testing.T) {
 	want := []string{"# TYPE go_goroutines gauge", "# TYPE go_sched_latencies_seconds histogram",
 		"# TYPE go_gc_cycles_total_gc_cycles_total counter", "go_memstats_heap_alloc_bytes ", "go_memstats_alloc_bytes_total "}
 	if runtime.GOOS == "linux" {
-		want = append(want, "# TYPE process_cpu_seconds_total counter", "process_resident_memory_bytes ", "process_start_time_seconds ")
+		want = append(want, "# TYPE process_cpu_seconds_total counter", "process_resident_memory_bytes ", "process_start_time_seconds ",
+			"# TYPE process_network_receive_bytes_total counter", "# TYPE process_network_transmit_bytes_total counter")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
@@ -194,5 +207,69 @@ func BenchmarkCollect(b *testing.B) {
 				metric.Collect()
 			}
 		})
+	}
+}
+
+// TestGCDurationAsClientGolang checks go_gc_duration_seconds and
+// go_memstats_last_gc_time_seconds against debug.ReadGCStats, which
+// client_golang reads for its go_gc_duration_seconds (_count NumGC, _sum
+// PauseTotal) and go_memstats_last_gc_time_seconds, with GC off between
+// the reads: the count and the last GC time exactly, the sum to 1e-9 (a
+// sum of float seconds). The second round runs more GC cycles than the
+// runtime's pause history keeps (256), so that some are recorded at
+// their mean pause.
+func TestGCDurationAsClientGolang(t *testing.T) {
+	if err := runmetrics.Enable(runmetrics.Options{NoProcess: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer runmetrics.Disable()
+	for round, cycles := range []int{2, 260} {
+		for range cycles {
+			runtime.GC()
+		}
+		old := debug.SetGCPercent(-1)
+		var before, after debug.GCStats
+		debug.ReadGCStats(&before)
+		metric.Collect()
+		debug.ReadGCStats(&after)
+		debug.SetGCPercent(old)
+		if before.NumGC != after.NumGC {
+			t.Fatalf("round %d: a GC cycle ran with GC off", round)
+		}
+		rows, err := view.RetrieveData("go_gc_duration_seconds")
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("go_gc_duration_seconds: %d rows, %v", len(rows), err)
+		}
+		d := rows[0].Data.(*view.DistributionData)
+		if d.Count != before.NumGC {
+			t.Errorf("round %d: go_gc_duration_seconds_count = %d; want NumGC %d", round, d.Count, before.NumGC)
+		}
+		if sum, want := d.Sum(), before.PauseTotal.Seconds(); math.Abs(sum-want) > 1e-9*want {
+			t.Errorf("round %d: go_gc_duration_seconds_sum = %v; want PauseTotal %v", round, sum, want)
+		}
+		if got, want := value(t, "go_memstats_last_gc_time_seconds"), float64(before.LastGC.UnixNano())/1e9; got != want {
+			t.Errorf("round %d: go_memstats_last_gc_time_seconds = %v; want %v", round, got, want)
+		}
+	}
+}
+
+// TestGoInfo: go_info is 1, labelled version=runtime.Version(), as
+// client_golang's.
+func TestGoInfo(t *testing.T) {
+	if err := runmetrics.Enable(runmetrics.Options{NoProcess: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer runmetrics.Disable()
+	metric.Collect()
+	rows, err := view.RetrieveData("go_info")
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("go_info: %d rows, %v", len(rows), err)
+	}
+	r := rows[0]
+	if len(r.Tags) != 1 || r.Tags[0].Key.Name() != "version" || r.Tags[0].Value != runtime.Version() {
+		t.Errorf("go_info tags %v; want version=%s", r.Tags, runtime.Version())
+	}
+	if v := r.Data.(*view.LastValueData).Value; v != 1 {
+		t.Errorf("go_info = %v; want 1", v)
 	}
 }
