@@ -10,6 +10,7 @@ import (
 	"go.opencensus.io/metric/metricdata"
 	"go.opencensus.io/metric/metricproducer"
 	"go.opencensus.io/resource"
+	ocview "go.opencensus.io/stats/view"
 
 	"github.com/zerostat/zerostat/internal/core"
 	zsresource "github.com/zerostat/zerostat/resource"
@@ -160,35 +161,53 @@ func unit(v *view.View) metricdata.Unit {
 	return metricdata.UnitDimensionless
 }
 
-// metricType is OpenCensus's getType; ok is false for an aggregation it
-// does not know.
+// metricType is OpenCensus's getType of the aggregation v is published
+// as (ocAggType); ok is false for an aggregation OpenCensus does not know.
 func metricType(v *view.View) (t metricdata.Type, ok bool) {
 	_, isInt := v.Measure.(*stats.Int64Measure)
-	switch v.Aggregation.Type {
-	case view.AggTypeCount:
+	switch ocAggType(v.Aggregation) {
+	case ocview.AggTypeCount:
 		return metricdata.TypeCumulativeInt64, true
-	case view.AggTypeSum:
-		switch {
-		case v.Aggregation.UpDown && isInt:
-			// A sum that may go down (view.UpDownSum) is a gauge, never a
-			// counter, as zerostat's own exporters show it: OpenCensus's
-			// Prometheus exporter then writes "# TYPE ... gauge".
-			return metricdata.TypeGaugeInt64, true
-		case v.Aggregation.UpDown:
-			return metricdata.TypeGaugeFloat64, true
-		case isInt:
+	case ocview.AggTypeSum:
+		if isInt {
 			return metricdata.TypeCumulativeInt64, true
 		}
 		return metricdata.TypeCumulativeFloat64, true
-	case view.AggTypeDistribution:
+	case ocview.AggTypeDistribution:
 		return metricdata.TypeCumulativeDistribution, true
-	case view.AggTypeLastValue:
+	case ocview.AggTypeLastValue:
 		if isInt {
 			return metricdata.TypeGaugeInt64, true
 		}
 		return metricdata.TypeGaugeFloat64, true
 	}
 	return 0, false
+}
+
+// ocAggType is the OpenCensus aggregation a zerostat aggregation is
+// published as, by Producer and by Exporter alike: its own, but LastValue
+// for an UpDownSum. OpenCensus has no sum that may go down, and its
+// exporters show a Sum as a counter (a cumulative metric, a Prometheus
+// counter), which a falling total would break; what OpenCensus exports
+// for such a total is a gauge of it, a LastValue: Producer's GaugeInt64
+// or GaugeFloat64, Exporter's LastValueData, as zerostat's own exporters
+// show it (a gauge, never a counter). AggTypeNone for a type OpenCensus
+// does not have.
+func ocAggType(a *view.Aggregation) ocview.AggType {
+	switch a.Type {
+	case view.AggTypeCount:
+		return ocview.AggTypeCount
+	case view.AggTypeSum:
+		if a.UpDown {
+			return ocview.AggTypeLastValue
+		}
+		return ocview.AggTypeSum
+	case view.AggTypeDistribution:
+		return ocview.AggTypeDistribution
+	case view.AggTypeLastValue:
+		return ocview.AggTypeLastValue
+	}
+	return ocview.AggTypeNone
 }
 
 func toMetric(v *view.View, rows []*view.Row, now time.Time, res *resource.Resource) *metricdata.Metric {
@@ -267,10 +286,8 @@ func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdat
 		buckets := make([]metricdata.Bucket, len(d.CountPerBucket))
 		for i, c := range d.CountPerBucket {
 			buckets[i].Count = c
-			if i < len(d.ExemplarsPerBucket) && d.ExemplarsPerBucket[i] != nil {
-				e := d.ExemplarsPerBucket[i]
-				buckets[i].Exemplar = &metricdata.Exemplar{Value: e.Value, Timestamp: e.Timestamp,
-					Attachments: e.Attachments}
+			if i < len(d.ExemplarsPerBucket) {
+				buckets[i].Exemplar = exemplar(d.ExemplarsPerBucket[i])
 			}
 		}
 		return metricdata.NewDistributionPoint(now, &metricdata.Distribution{
@@ -282,4 +299,13 @@ func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdat
 		})
 	}
 	return metricdata.Point{Time: now}
+}
+
+// exemplar is e as OpenCensus's type, attachments unchanged (the same
+// map); nil for nil.
+func exemplar(e *view.Exemplar) *metricdata.Exemplar {
+	if e == nil {
+		return nil
+	}
+	return &metricdata.Exemplar{Value: e.Value, Timestamp: e.Timestamp, Attachments: e.Attachments}
 }
