@@ -421,6 +421,14 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		s.agg.overflowed.Add(1) // never sealed
 	}
 	if st := s.stripes.Load(); st != nil {
+		// A Count's stripe, live: addStriped's add without its calls
+		// (recorders on several cores: each core at its own speed).
+		if s.agg.kind == KindCount && st.seal == nil {
+			w := &st.words[(procID()&st.mask)*wordsPerLine]
+			if old := w.Load(); !intSealed(old) && w.CompareAndSwap(old, old+1) {
+				return
+			}
+		}
 		s.addStriped(st, v, slot)
 		return
 	}
