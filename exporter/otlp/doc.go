@@ -33,8 +33,12 @@
 // variable and the value, and ignored: the default is used, as the
 // specification says (MUST for enums, SHOULD for the others). A value
 // that cannot be ignored safely (an endpoint or header that cannot be
-// parsed, a TLS file that cannot be read, a resource attribute) fails New
-// with an error naming the variable. PROTOCOL is matched in any case.
+// parsed, a header the exporter or gRPC sets itself, a TLS file that
+// cannot be read or is set with a plaintext endpoint, a resource
+// attribute, and PROTOCOL grpc given to otlp.New) fails New with an error
+// naming the variable. PROTOCOL is matched in any case. Both constructors
+// are checked against a real Collector, configured by these variables
+// alone, by collector/e2e's TestOTLPEnvMatrix (docs/collector.md).
 //
 //	variable (OTEL_EXPORTER_OTLP_[METRICS_]...)  option                  zerostat default                     OTel Go otlpmetrichttp / otlpmetricgrpc (v1.47)
 //	ENDPOINT (generic)                           Endpoint                HTTP http://localhost:4318,          https://localhost:4318 / localhost:4317 with TLS;

@@ -121,6 +121,9 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 			if o.Protocol == ProtocolGRPC && !GRPCHeaderValue(p.Key, p.Value) {
 				return fail(fmt.Errorf("%s: the value of header %q is not one gRPC can send: printable ASCII only (or a key ending in -bin)", n, p.Key))
 			}
+			if by := reservedHeader(o.Protocol, p.Key); by != "" {
+				return fail(fmt.Errorf("%s: header %q is set by %s", n, p.Key, by))
+			}
 			k := http.CanonicalHeaderKey(p.Key)
 			if _, inCode := o.Header[k]; inCode {
 				continue
@@ -172,12 +175,26 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 			ignore(err)
 		}
 	}
+	if len(tlsVars) > 0 && o.Protocol != ProtocolGRPC {
+		// TLS files with a plain http URL, which New refuses: name the
+		// variables.
+		if target, err := metricsURL(o.Endpoint, o.URL); err == nil && strings.HasPrefix(target, "http:") {
+			en, _ := get(EnvEndpoint)
+			if en == "" {
+				en = "the default endpoint"
+			}
+			return fail(fmt.Errorf("%s set, but %s (%s) is plain http: TLS files need https", strings.Join(tlsVars, ", "), target, en))
+		}
+	}
 	if len(tlsVars) > 0 && o.Protocol == ProtocolGRPC {
 		// TLS files with a plaintext target: name the variables that
 		// made each.
 		if _, useTLS, err := GRPCTarget(o.Endpoint, o.TLS.Insecure); err == nil && !useTLS {
 			_, en := get(EnvEndpoint)
 			ins, _ := get(EnvInsecure)
+			if ins == "" {
+				ins = EnvInsecure
+			}
 			return fail(fmt.Errorf("%s set, but the endpoint %q is plaintext (an http:// URL, or host:port with %s true): TLS files need TLS", strings.Join(tlsVars, ", "), en, ins))
 		}
 	}
@@ -204,6 +221,38 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 	}
 	o.FromEnv = false
 	return o, nil
+}
+
+// protocolVar returns the protocol variable set (the metrics-specific
+// one first), "" when neither is.
+func protocolVar() string {
+	n, _ := otelenv.Env{}.First(metricsVar(EnvProtocol), EnvProtocol)
+	return n
+}
+
+// reservedHeader returns who sets header k of a request of protocol
+// itself ("the exporter", "gRPC"), so that New refuses it; "" when it may
+// be set.
+func reservedHeader(protocol, k string) string {
+	if protocol == ProtocolGRPC {
+		if GRPCReservedHeader(k) {
+			return "gRPC"
+		}
+		return ""
+	}
+	switch http.CanonicalHeaderKey(k) {
+	case "Content-Type", "Content-Encoding", "Content-Length":
+		return "the exporter"
+	}
+	return ""
+}
+
+// GRPCReservedHeader reports whether gRPC sets header key itself, so a
+// request's metadata cannot: content-type, te, user-agent, grpc-* and
+// pseudo-headers. For package otlpgrpc.
+func GRPCReservedHeader(key string) bool {
+	lk := strings.ToLower(key)
+	return lk == "content-type" || lk == "te" || lk == "user-agent" || strings.HasPrefix(lk, "grpc-") || strings.HasPrefix(lk, ":")
 }
 
 // validPort reports whether p is a port number, 1 to 65535.

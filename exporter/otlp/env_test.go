@@ -100,6 +100,10 @@ func TestWithEnvErrors(t *testing.T) {
 		{EnvCertificate, "/nonexistent/ca.pem"},
 		{metricsVar(EnvClientKey), "/nonexistent/key.pem"},
 		{exporter.EnvResourceAttributes, "a"},
+		// Found by collector/e2e's TestOTLPEnvMatrix, each refused
+		// without naming its variable before:
+		{EnvProtocol, "grpc"},          // otlp.New sends OTLP/HTTP
+		{EnvHeaders, "Content-Type=x"}, // a header the exporter sets
 	} {
 		t.Run(tc[0]+"="+tc[1], func(t *testing.T) {
 			t.Setenv(tc[0], tc[1])

@@ -202,7 +202,13 @@ type Exporter struct {
 // with FromEnv).
 func New(opts Options) (*Exporter, error) {
 	var err error
+	protocol := "Protocol grpc" // what chose gRPC, for the error below
 	if opts.FromEnv {
+		if opts.Protocol == "" {
+			if n := protocolVar(); n != "" {
+				protocol = n + "=grpc"
+			}
+		}
 		if opts, err = opts.WithEnv(); err != nil {
 			return nil, err
 		}
@@ -210,7 +216,7 @@ func New(opts Options) (*Exporter, error) {
 	switch opts.Protocol {
 	case "", ProtocolHTTP:
 	case ProtocolGRPC:
-		return nil, errors.New("otlp: Protocol grpc is sent by otlpgrpc.New (module github.com/zerostat/zerostat/exporter/otlp/otlpgrpc)")
+		return nil, fmt.Errorf("otlp: %s is sent by otlpgrpc.New (module github.com/zerostat/zerostat/exporter/otlp/otlpgrpc)", protocol)
 	default:
 		return nil, fmt.Errorf("otlp: unsupported Protocol %q (want %s or %s)", opts.Protocol, ProtocolHTTP, ProtocolGRPC)
 	}

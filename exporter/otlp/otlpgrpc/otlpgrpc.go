@@ -141,7 +141,7 @@ func requestMetadata(h http.Header) (metadata.MD, error) {
 	md := metadata.MD{}
 	for k, vs := range h {
 		lk := strings.ToLower(k)
-		if lk == "content-type" || lk == "te" || lk == "user-agent" || strings.HasPrefix(lk, "grpc-") || strings.HasPrefix(lk, ":") {
+		if otlp.GRPCReservedHeader(lk) {
 			return nil, fmt.Errorf("otlp: Header sets %s, which gRPC sets", k)
 		}
 		for _, v := range vs {

@@ -521,6 +521,9 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{otlp.EnvEndpoint: "http://127.0.0.1:4317", otlp.EnvCertificate: ca.CAFile}, otlp.EnvCertificate},
 		{map[string]string{otlp.EnvEndpoint: "::not a target::"}, otlp.EnvEndpoint},
 		{map[string]string{otlp.EnvEndpoint: "localhost:notaport"}, otlp.EnvEndpoint},
+		// Found by collector/e2e's TestOTLPEnvMatrix: a header gRPC
+		// reserves named only the header.
+		{map[string]string{otlp.EnvEndpoint: "127.0.0.1:4317", otlp.EnvInsecure: "true", otlp.EnvHeaders: "grpc-timeout=1S"}, otlp.EnvHeaders},
 	} {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
