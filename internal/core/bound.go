@@ -248,6 +248,17 @@ func (b *Bound) RecordInt(v int64) {
 	case epochs.count.Load():
 		d = 1
 	default:
+		// A Count's handle given up for its series' stripes (recorders
+		// on several cores share it): the current P's stripe, without
+		// recordInt's call (2 goroutines on 2 cores: 0.68x -> 0.6x the
+		// single goroutine's time per record; see recordInt).
+		if st := b.st.Load(); st.course() != ownAttached {
+			if s := st.slot0.Load(); s != nil && s.fast == fastCount && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
+				if sp := s.stripes.Load(); sp != nil && sp.seal == nil && !intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
+					return
+				}
+			}
+		}
 		b.recordInt(v)
 		return
 	}
@@ -322,10 +333,11 @@ func (b *Bound) recordInt(v int64) {
 			// A Count's stripe, live: addStriped's add, without its two
 			// calls and the kind's switch.
 			if s.agg.kind == KindCount && sp.seal == nil {
-				w := &sp.words[(procID()&sp.mask)*wordsPerLine]
-				if old := w.Load(); !intSealed(old) && w.CompareAndSwap(old, old+1) {
+				if !intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
 					return
 				}
+				// Sealed: the add counted nothing (a handle's own cell
+				// takes its adds so too); addStriped finds the seal.
 			}
 			s.addStriped(sp, float64(v), &st.slot0)
 			return

@@ -422,3 +422,57 @@ func TestBoundCellsPerSeriesCapped(t *testing.T) {
 		t.Errorf("count %d; want %d", got, 2*H)
 	}
 }
+
+// TestStripedCountFollowsEviction: a Count handle given up for its
+// series' stripes (as recorders on two cores leave it) records into the
+// current P's stripe with one add (RecordInt's and Series.add's inline
+// path); an add that meets a sealed stripe counts nothing there and goes
+// where the seal sends it (the revived series, or the successor), so
+// every record counts once: through the handle and through the series'
+// own add (a kept context's path).
+func TestStripedCountFollowsEviction(t *testing.T) {
+	for _, via := range []string{"handle", "series"} {
+		m := &Measure{Name: "bound/striped/" + via}
+		a := NewAggregator(KindCount, []string{"k"}, nil, 0)
+		m.Subscribe(a)
+		r := a.AddReader()
+		b := m.Bind(tagsOf("k", "x"))
+		b.RecordInt(1)
+		s := a.AppendSeries(nil)[0]
+		b.st.Load().ctl.Store(ownDone) // given up, as twoStrikes leaves it
+		s.inflate()
+		rec := func() {
+			if via == "handle" {
+				b.RecordInt(1)
+			} else {
+				s.add(1, nil)
+			}
+		}
+		for range 10 {
+			rec()
+		}
+		if !s.Striped() || s.ReadCount() != 11 {
+			t.Fatalf("%s: striped %v, count %d; want striped, 11", via, s.Striped(), s.ReadCount())
+		}
+		s.Evict()
+		rec() // meets the seal: revives s
+		if s.Sealed() || s.ReadCount() != 12 {
+			t.Fatalf("%s: revived: sealed %v, count %d; want live, 12", via, s.Sealed(), s.ReadCount())
+		}
+		rec()
+		s.Evict()
+		r.Ack(a.SealSeq())
+		a.Sweep()
+		if a.Len() != 0 {
+			t.Fatalf("%s: not freed", via)
+		}
+		if via == "series" {
+			continue // a freed series' own add: recordSealed's, tested elsewhere
+		}
+		rec() // to the successor
+		ns := a.AppendSeries(nil)
+		if len(ns) != 1 || ns[0] == s || ns[0].ReadCount() != 1 {
+			t.Fatalf("%s: successor %v; want one new series of 1", via, ns)
+		}
+	}
+}

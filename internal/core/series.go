@@ -424,10 +424,11 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		// A Count's stripe, live: addStriped's add without its calls
 		// (recorders on several cores: each core at its own speed).
 		if s.agg.kind == KindCount && st.seal == nil {
-			w := &st.words[(procID()&st.mask)*wordsPerLine]
-			if old := w.Load(); !intSealed(old) && w.CompareAndSwap(old, old+1) {
+			if !intSealed(st.words[(procID()&st.mask)*wordsPerLine].Add(1)) {
 				return
 			}
+			// Sealed: the add counted nothing (the seal keeps the
+			// value it replaced); addStriped finds the seal.
 		}
 		s.addStriped(st, v, slot)
 		return
