@@ -2,14 +2,13 @@ package migration_test
 
 import (
 	"bytes"
-	"context"
+	"github.com/zerostat/zerostat/internal/shelltest"
 	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The migration doc's shell steps, run verbatim with sh in a module of
@@ -67,28 +66,11 @@ func docProject(t *testing.T, files map[string][]byte) string {
 	return app
 }
 
-// runSh runs script with sh -e in dir, offline, and returns its exit code
-// and combined output.
+// runSh runs script with sh -e in dir, offline (shelltest.Run), and
+// returns its exit code and combined output.
 func runSh(t *testing.T, dir, script string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS="+os.Getenv("GOFLAGS"))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%q did not finish:\n%s", script, out.String())
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, out.String()
+	return shelltest.Run(t, dir, append(shelltest.Offline, "GOFLAGS="+os.Getenv("GOFLAGS")), script)
 }
 
 // TestDocMechanicalStepsRun runs the mechanical steps on before/: the

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/zerostat/zerostat/exporter/receiver"
-	"github.com/zerostat/zerostat/exporter/wire"
 	"github.com/zerostat/zerostat/internal/peakheap"
 	"github.com/zerostat/zerostat/internal/wiretest"
 )
@@ -53,18 +49,10 @@ func TestReceivePeakHeapChild(t *testing.T) {
 		limitMemory() // as runReceive does
 	}, func() {
 		n, _ := strconv.Atoi(os.Getenv("PEAK_REQUESTS"))
-		var wg sync.WaitGroup
-		for range n {
-			wg.Go(func() {
-				req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-				req.Header.Set("Content-Type", wire.ContentType)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusNoContent && rec.Code != http.StatusServiceUnavailable {
-					t.Errorf("answered %d %s", rec.Code, rec.Body)
-				}
-			})
+		for code, k := range wiretest.ServeConcurrently(h, body, n) {
+			if code != http.StatusNoContent && code != http.StatusServiceUnavailable {
+				t.Errorf("%d requests answered %d", k, code)
+			}
 		}
-		wg.Wait()
 	})
 }

@@ -1,14 +1,10 @@
 package zerostatreceiver
 
 import (
-	"bytes"
-	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -119,21 +115,7 @@ func TestPeakHeapChild(t *testing.T) {
 		h = r.handler
 	}, func() {
 		n, _ := strconv.Atoi(os.Getenv("PEAK_REQUESTS"))
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		codes := map[int]int{}
-		for range n {
-			wg.Go(func() {
-				req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/", bytes.NewReader(body))
-				req.Header.Set("Content-Type", wire.ContentType)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				mu.Lock()
-				codes[rec.Code]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		codes := wiretest.ServeConcurrently(h, body, n)
 		if codes[http.StatusNoContent] == 0 || codes[http.StatusNoContent]+codes[http.StatusServiceUnavailable] != n {
 			t.Errorf("answers %v; want 204s (and 503s for what did not fit)", codes)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/zerostat/zerostat/internal/shelltest"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -172,12 +173,7 @@ func TestReadmeReplaceCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", command+"\ngo build -o quickstart .\n")
-	cmd.Dir = app
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s, then go build, in a module of its own: %v\n%s", command, err, out)
+	if code, out := shelltest.Run(t, app, shelltest.Offline, command+"\ngo build -o quickstart .\n"); code != 0 {
+		t.Fatalf("%s, then go build, in a module of its own: exit %d\n%s", command, code, out)
 	}
 }

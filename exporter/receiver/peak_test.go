@@ -1,12 +1,9 @@
 package receiver_test
 
 import (
-	"bytes"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/zerostat/zerostat/exporter/receiver"
@@ -51,22 +48,7 @@ func TestPeakHeapChild(t *testing.T) {
 	var body []byte
 	peakheap.Child(t, func() { body = wiretest.Columns(densestRows, "v") }, func() {
 		n, _ := strconv.Atoi(os.Getenv("PEAK_REQUESTS"))
-		h := &receiver.Handler{OnPayload: func(*wire.Payload) {}}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		codes := map[int]int{}
-		for range n {
-			wg.Go(func() {
-				req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-				req.Header.Set("Content-Type", wire.ContentType)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				mu.Lock()
-				codes[rec.Code]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		codes := wiretest.ServeConcurrently(&receiver.Handler{OnPayload: func(*wire.Payload) {}}, body, n)
 		if codes[http.StatusNoContent] == 0 || codes[http.StatusNoContent]+codes[http.StatusServiceUnavailable] != n {
 			t.Errorf("answers %v; want 204s (and 503s for what did not fit)", codes)
 		}

@@ -7,7 +7,10 @@ package wiretest
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,4 +154,25 @@ func OneViewVersion(version int, agg wire.Aggregation, bounds []float64, rows fu
 		b = msgpack.AppendString(b, s)
 	}
 	return b
+}
+
+// ServeConcurrently POSTs body (a payload, identity encoding) to h from
+// n goroutines at once and returns how many requests got each status.
+func ServeConcurrently(h http.Handler, body []byte, n int) map[int]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range n {
+		wg.Go(func() {
+			req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+			req.Header.Set("Content-Type", wire.ContentType)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			mu.Lock()
+			codes[rec.Code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return codes
 }

@@ -2,13 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"github.com/zerostat/zerostat/internal/shelltest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The README's commands for benchgate (README.md, "benchgate, on this
@@ -64,29 +63,10 @@ func readmeBlocks(t *testing.T) []string {
 	return blocks
 }
 
-// shell runs script with sh -e in dir and returns its exit code and
-// combined output. A command that hangs is killed after five minutes (no
-// test asserts how long it takes).
+// shell runs script with sh -e in dir (shelltest.Run).
 func shell(t *testing.T, dir string, env []string, script string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%q did not finish:\n%s", script, out.String())
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), out.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, out.String()
+	return shelltest.Run(t, dir, env, script)
 }
 
 func needGo(t *testing.T) {
