@@ -7,7 +7,7 @@ SHELL    := /bin/bash
 # and the counts make test's summary shows (internal/tools/testsum).
 TESTSUM  = cd $(CURDIR) && $(GO) run ./internal/tools/testsum
 
-.PHONY: soak test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate gate-measure bench bench-scale bench-scale-run bench-collector bench-collector-run integration screenshot demo bench-smoke
+.PHONY: soak test deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector statsd-agents zgrpc otel gate gate-measure bench bench-scale bench-scale-run bench-collector bench-collector-run integration screenshot demo bench-smoke
 
 # When the cross-language decoders are installed, their test must run (not
 # skip).
@@ -39,6 +39,7 @@ vet:
 	cd exporter/otlp/otlpgrpc && $(GO) vet ./...
 	cd bridge/opencensus && $(GO) vet ./...
 	cd collector && $(GO) vet ./...
+	cd exporter/statsd/agenttest && $(GO) vet ./...
 	cd plugin/zgrpc && $(GO) vet ./...
 	cd otel && $(GO) vet ./...
 
@@ -92,6 +93,7 @@ fuzz:
 	$(call fuzz1,FuzzRoundTrip,./internal/snappy,250000x)
 	$(call fuzz1,FuzzDecode,./internal/snappy,400000x)
 	$(call fuzz1,FuzzNegotiate,./internal/accept,150000x)
+	$(call fuzz1,FuzzSplitHostPort,./plugin/zhttp,200000x)
 
 bench-module:
 	cd benchmarks && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )
@@ -176,6 +178,19 @@ otlpgrpc:
 ## minutes on 2 cores, and cached), under -race.
 collector:
 	cd collector && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -race -count=1 -timeout 20m ./... | ( $(TESTSUM) collector )
+
+## statsd-agents: exporter/statsd against real agents (its own module,
+## exporter/statsd/agenttest): prometheus/statsd_exporter v0.31.0, built
+## once from its Go module and cached (scripts/build-statsd-exporter.sh),
+## every view type in both dialects and distribution modes over UDP, TCP
+## and a Unix datagram socket; Etsy statsd 0.9.0 from npm
+## (scripts/install-etsy-statsd.sh; its test must run once installed, and
+## skips, saying why, when the npm registry cannot be reached); the
+## OpenCensus Datadog exporter's code on OpenCensus and datadog-go against
+## the golden file of exporter/statsd's OpenCensusDatadog mode.
+statsd-agents:
+	@scripts/install-etsy-statsd.sh
+	cd exporter/statsd/agenttest && ZEROSTAT_REQUIRE_ETSY=$$(../../../scripts/install-etsy-statsd.sh --check) $(GO) test -json -count=1 -timeout 10m ./... | ( $(TESTSUM) statsd-agents )
 
 ## zgrpc: the gRPC plug-in's module (its own go.mod keeps gRPC out of the
 ## root module): real gRPC traffic on 127.0.0.1, under -race.

@@ -105,10 +105,14 @@ var (
 )
 
 // The OpenTelemetry HTTP semantic conventions (semconv v1.26+, stable
-// HTTP metrics): durations in seconds with the advised bucket bounds, body
-// sizes in bytes. Register OTelServerViews and OTelClientViews instead of
-// (or beside) the OpenCensus ones: the handler and transport record both
-// families' measures, and a measure without a view costs one atomic load.
+// HTTP metrics), as otelhttp v0.72.0 records them: durations in seconds
+// with the advised bucket bounds, body sizes in bytes, the bytes the
+// handler read from the request body and wrote to the response (server)
+// and the bytes the base RoundTripper read from the request body
+// (client), not the Content-Length. Register OTelServerViews and
+// OTelClientViews instead of (or beside) the OpenCensus ones: the handler
+// and transport record both families' measures, and a measure without a
+// view costs one atomic load.
 //
 // Their histograms count by OpenTelemetry's rule for explicit buckets
 // (view.DistributionUpperInclusive: upper-inclusive buckets, b[i-1] < v <=
@@ -116,26 +120,35 @@ var (
 // OpenCensus's rule, which the ochttp-named views above keep.
 //
 // The server views group by http.request.method, http.route,
-// http.response.status_code, url.scheme and error.type: the status code
-// as a string ("503") for a 5xx response, the server's errors; absent
-// otherwise. The client view groups by http.request.method,
-// http.response.status_code, server.address, server.port (the request
-// URL's port, or the scheme's default, 80 or 443) and error.type: the
-// status code for a 4xx or 5xx response, "_OTHER" for a round trip that
-// failed (which then has no status code); absent otherwise.
+// http.response.status_code, url.scheme, server.address and server.port
+// (the Host header's, or Options.ServerName's; the port only when it is
+// not the scheme's default), network.protocol.name and
+// network.protocol.version (from Request.Proto: "http" and "1.1" or
+// "2.0"), and error.type: the status code as a string ("503") for a 5xx
+// response, the server's errors; absent otherwise. The client views group
+// by http.request.method, http.response.status_code, url.scheme,
+// server.address, server.port (the request URL's port, or the scheme's
+// default, 80 or 443), network.protocol.name and network.protocol.version
+// (from Response.Proto, else Request.Proto) and error.type: the status
+// code for a 4xx or 5xx response, "_OTHER" for a round trip that failed
+// (which then has no status code); absent otherwise. The package doc
+// lists where these differ from otelhttp's, and why.
 var (
 	ServerDuration     = stats.Float64("http.server.request.duration", "Duration of HTTP server requests.", stats.UnitSeconds)
 	ServerRequestSize  = stats.Int64("http.server.request.body.size", "Size of HTTP server request bodies.", stats.UnitBytes)
 	ServerResponseSize = stats.Int64("http.server.response.body.size", "Size of HTTP server response bodies.", stats.UnitBytes)
 	ClientDuration     = stats.Float64("http.client.request.duration", "Duration of HTTP client requests.", stats.UnitSeconds)
+	ClientRequestSize  = stats.Int64("http.client.request.body.size", "Size of HTTP client request bodies.", stats.UnitBytes)
 
-	KeyRequestMethod = tag.MustNewKey("http.request.method")
-	KeyRoute         = tag.MustNewKey("http.route")
-	KeyStatusCode    = tag.MustNewKey("http.response.status_code")
-	KeyURLScheme     = tag.MustNewKey("url.scheme")
-	KeyServerAddress = tag.MustNewKey("server.address")
-	KeyServerPort    = tag.MustNewKey("server.port")
-	KeyErrorType     = tag.MustNewKey("error.type")
+	KeyRequestMethod          = tag.MustNewKey("http.request.method")
+	KeyRoute                  = tag.MustNewKey("http.route")
+	KeyStatusCode             = tag.MustNewKey("http.response.status_code")
+	KeyURLScheme              = tag.MustNewKey("url.scheme")
+	KeyServerAddress          = tag.MustNewKey("server.address")
+	KeyServerPort             = tag.MustNewKey("server.port")
+	KeyNetworkProtocolName    = tag.MustNewKey("network.protocol.name")
+	KeyNetworkProtocolVersion = tag.MustNewKey("network.protocol.version")
+	KeyErrorType              = tag.MustNewKey("error.type")
 
 	// DefaultDurationDistribution is the conventions' advised bounds, in
 	// seconds, upper-inclusive (OpenTelemetry's rule).
@@ -145,16 +158,19 @@ var (
 	// (OpenTelemetry's rule).
 	DefaultBodySizeDistribution = view.DistributionUpperInclusive(1024, 2048, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824, 4294967296)
 
-	serverKeys = []tag.Key{KeyRequestMethod, KeyRoute, KeyStatusCode, KeyURLScheme, KeyErrorType}
+	serverKeys = []tag.Key{KeyRequestMethod, KeyRoute, KeyStatusCode, KeyURLScheme, KeyErrorType,
+		KeyServerAddress, KeyServerPort, KeyNetworkProtocolName, KeyNetworkProtocolVersion}
+	clientKeys = []tag.Key{KeyRequestMethod, KeyStatusCode, KeyServerAddress, KeyServerPort, KeyErrorType,
+		KeyURLScheme, KeyNetworkProtocolName, KeyNetworkProtocolVersion}
 
 	OTelServerDurationView     = &view.View{Name: "http.server.request.duration", Description: "Duration of HTTP server requests.", Measure: ServerDuration, Aggregation: DefaultDurationDistribution, TagKeys: serverKeys}
 	OTelServerRequestSizeView  = &view.View{Name: "http.server.request.body.size", Description: "Size of HTTP server request bodies.", Measure: ServerRequestSize, Aggregation: DefaultBodySizeDistribution, TagKeys: serverKeys}
 	OTelServerResponseSizeView = &view.View{Name: "http.server.response.body.size", Description: "Size of HTTP server response bodies.", Measure: ServerResponseSize, Aggregation: DefaultBodySizeDistribution, TagKeys: serverKeys}
-	OTelClientDurationView     = &view.View{Name: "http.client.request.duration", Description: "Duration of HTTP client requests.", Measure: ClientDuration, Aggregation: DefaultDurationDistribution,
-		TagKeys: []tag.Key{KeyRequestMethod, KeyStatusCode, KeyServerAddress, KeyServerPort, KeyErrorType}}
+	OTelClientDurationView     = &view.View{Name: "http.client.request.duration", Description: "Duration of HTTP client requests.", Measure: ClientDuration, Aggregation: DefaultDurationDistribution, TagKeys: clientKeys}
+	OTelClientRequestSizeView  = &view.View{Name: "http.client.request.body.size", Description: "Size of HTTP client request bodies.", Measure: ClientRequestSize, Aggregation: DefaultBodySizeDistribution, TagKeys: clientKeys}
 
 	OTelServerViews = []*view.View{OTelServerDurationView, OTelServerRequestSizeView, OTelServerResponseSizeView}
-	OTelClientViews = []*view.View{OTelClientDurationView}
+	OTelClientViews = []*view.View{OTelClientDurationView, OTelClientRequestSizeView}
 )
 
 // The conventions' integer attributes: OTLP and the msgpack payload carry

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,24 @@ func register(t *testing.T, vs ...*view.View) {
 	}
 	t.Cleanup(func() { view.Unregister(vs...) })
 }
+
+// row is the viewtest row of tags kv ("key=value", in any order): sorted
+// by key.
+func row(kv ...string) string {
+	kv = slices.Clone(kv)
+	slices.SortFunc(kv, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
+	return strings.Join(kv, ",")
+}
+
+// h11 are the network.protocol tags of an HTTP/1.1 request.
+var h11 = []string{"network.protocol.name=http", "network.protocol.version=1.1"}
+
+// tags is row of kv and more.
+func tags(more []string, kv ...string) string { return row(append(kv, more...)...) }
 
 func mux() *http.ServeMux {
 	m := http.NewServeMux()
@@ -82,12 +101,17 @@ func TestServerAndClientTraffic(t *testing.T) {
 	viewtest.Equal(t, "opencensus.io/http/server/response_count_by_status_code",
 		map[string]float64{"http.status=200": 5, "http.status=201": 3, "http.status=500": 1, "http.status=404": 1, "http.status=405": 1})
 	viewtest.Equal(t, "opencensus.io/http/server/latency", map[string]float64{"": 11})
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTags := append([]string{"server.address=127.0.0.1", "server.port=" + u.Port(), "url.scheme=http"}, h11...)
 	viewtest.Equal(t, "http.server.request.duration", map[string]float64{
-		"http.request.method=GET,http.response.status_code=200,http.route=/items/{id},url.scheme=http":          5,
-		"http.request.method=POST,http.response.status_code=201,http.route=/items,url.scheme=http":              3,
-		"error.type=500,http.request.method=GET,http.response.status_code=500,http.route=/fail,url.scheme=http": 1,
-		"http.request.method=GET,http.response.status_code=404,url.scheme=http":                                 1,
-		"http.request.method=_OTHER,http.response.status_code=405,url.scheme=http":                              1,
+		tags(srvTags, "http.request.method=GET", "http.response.status_code=200", "http.route=/items/{id}"):             5,
+		tags(srvTags, "http.request.method=POST", "http.response.status_code=201", "http.route=/items"):                 3,
+		tags(srvTags, "error.type=500", "http.request.method=GET", "http.response.status_code=500", "http.route=/fail"): 1,
+		tags(srvTags, "http.request.method=GET", "http.response.status_code=404"):                                       1,
+		tags(srvTags, "http.request.method=_OTHER", "http.response.status_code=405"):                                    1,
 	})
 	rows, _ := view.RetrieveData("opencensus.io/http/server/request_bytes")
 	if d := rows[0].Data.(*view.DistributionData); d.Count != 11 || d.Sum() != 15 {
@@ -98,17 +122,12 @@ func TestServerAndClientTraffic(t *testing.T) {
 		"http_client_method=GET,http_client_status=500": 1, "http_client_method=GET,http_client_status=404": 1,
 		"http_client_method=_OTHER,http_client_status=405": 1,
 	})
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := "server.address=127.0.0.1,server.port=" + u.Port()
 	viewtest.Equal(t, "http.client.request.duration", map[string]float64{
-		"http.request.method=GET,http.response.status_code=200," + origin:                   5,
-		"http.request.method=POST,http.response.status_code=201," + origin:                  3,
-		"error.type=500,http.request.method=GET,http.response.status_code=500," + origin:    1,
-		"error.type=404,http.request.method=GET,http.response.status_code=404," + origin:    1,
-		"error.type=405,http.request.method=_OTHER,http.response.status_code=405," + origin: 1,
+		tags(srvTags, "http.request.method=GET", "http.response.status_code=200"):                      5,
+		tags(srvTags, "http.request.method=POST", "http.response.status_code=201"):                     3,
+		tags(srvTags, "error.type=500", "http.request.method=GET", "http.response.status_code=500"):    1,
+		tags(srvTags, "error.type=404", "http.request.method=GET", "http.response.status_code=404"):    1,
+		tags(srvTags, "error.type=405", "http.request.method=_OTHER", "http.response.status_code=405"): 1,
 	})
 }
 
@@ -133,8 +152,8 @@ func TestClientError(t *testing.T) {
 	viewtest.Equal(t, "opencensus.io/http/client/completed_count",
 		map[string]float64{"http_client_method=GET,http_client_status=500": 2})
 	_, port, _ := net.SplitHostPort(addr)
-	viewtest.Equal(t, "http.client.request.duration",
-		map[string]float64{"error.type=_OTHER,http.request.method=GET,server.address=127.0.0.1,server.port=" + port: 2})
+	viewtest.Equal(t, "http.client.request.duration", map[string]float64{
+		tags(h11, "error.type=_OTHER", "http.request.method=GET", "server.address=127.0.0.1", "server.port="+port, "url.scheme=http"): 2})
 }
 
 func TestRouteOption(t *testing.T) {
@@ -146,10 +165,11 @@ func TestRouteOption(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("example.com/host/{rest...}", func(http.ResponseWriter, *http.Request) {})
 	zhttp.NewHandler(mux, zhttp.Options{}).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "http://example.com/host/a/b", nil))
+	m := append([]string{"http.request.method=GET", "server.address=example.com", "url.scheme=http"}, h11...)
 	viewtest.Equal(t, "http.server.request.duration", map[string]float64{
-		"http.request.method=GET,http.response.status_code=404,http.route=/custom,url.scheme=http":         1,
-		"http.request.method=GET,http.response.status_code=404,http.route=/tagged,url.scheme=http":         1,
-		"http.request.method=GET,http.response.status_code=200,http.route=/host/{rest...},url.scheme=http": 1,
+		tags(m, "http.response.status_code=404", "http.route=/custom"):         1,
+		tags(m, "http.response.status_code=404", "http.route=/tagged"):         1,
+		tags(m, "http.response.status_code=200", "http.route=/host/{rest...}"): 1,
 	})
 }
 
