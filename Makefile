@@ -95,6 +95,7 @@ fuzz:
 	$(call fuzz1,FuzzNegotiate,./internal/accept,150000x)
 	$(call fuzz1,FuzzSplitHostPort,./plugin/zhttp,200000x)
 	$(call fuzz1,FuzzIndex,./internal/exphist,200000x)
+	$(call fuzz1,FuzzLine,./exporter/statsd,50000x)
 
 bench-module:
 	cd benchmarks && ZEROSTAT_REQUIRE_BACKENDS=$$(../scripts/install-backends.sh --check) $(GO) test -json -count=1 ./... | ( $(TESTSUM) bench-module )

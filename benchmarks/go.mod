@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/zerostat/zerostat v0.0.0
 
 require (
+	github.com/DataDog/datadog-go/v5 v5.9.1
 	github.com/VictoriaMetrics/metrics v1.45.0
 	github.com/golang/snappy v1.0.0
 	github.com/prometheus/client_golang v1.25.0

@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/.."
 make=${MAKE:-make}
 export ZEROSTAT_SUMMARY=$(mktemp /tmp/zerostat-summary.XXXXXX)
-steps=(deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector zgrpc otel gate)
+steps=(deps check-fmt vet unit race test-386 fuzz bench-module e2e otlpgrpc bridge collector statsd-agents zgrpc otel gate)
 failed=""
 began=$(date +%s)
 for s in "${steps[@]}"; do

@@ -1,6 +1,7 @@
 // Package push is the pipeline under every zerostat push exporter: the
-// msgpack exporter (package exporter), OTLP/HTTP (exporter/otlp) and
-// Prometheus remote write (exporter/remotewrite).
+// msgpack exporter (package exporter), OTLP/HTTP (exporter/otlp),
+// Prometheus remote write (exporter/remotewrite) and StatsD
+// (exporter/statsd, whose Transport is a socket).
 //
 // An exporter contributes two things: the encoding of a snapshot into
 // requests (the produce function it passes to Pipeline.Export) and a
