@@ -1,10 +1,12 @@
 package otel_test
 
 import (
+	"context"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
@@ -118,4 +120,64 @@ func BenchmarkHistogramVsHandle(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkExemplars: Add and Record with WithAttributeSet under the
+// trace_based filter, in context.Background(), in a request's context
+// without a span (values: what trace.SpanFromContext walks),
+// in a span not sampled, and in a sampled one (a histogram then keeps an
+// exemplar; a zerostat counter keeps none), on zerostat and on the OTel
+// SDK (a ManualReader).
+func BenchmarkExemplars(b *testing.B) {
+	zp := zotel.NewMeterProvider(zotel.WithViewPrefix("benchex."))
+	defer zp.Shutdown(ctx)
+	sp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer sp.Shutdown(ctx)
+	set := attribute.NewSet(attribute.String("method", "v0"), attribute.String("status", "v1"))
+	add := []metric.AddOption{metric.WithAttributeSet(set)}
+	rec := []metric.RecordOption{metric.WithAttributeSet(set)}
+	ctxs := []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"nospan", ctx},
+		{"values", requestCtx(ctx)},
+		{"unsampled", trace.ContextWithSpanContext(requestCtx(ctx), unsampled)},
+		{"sampled", trace.ContextWithSpanContext(ctx, sampledSpans[0])},
+	}
+	for _, p := range []struct {
+		name string
+		mp   metric.MeterProvider
+	}{{"zerostat", zp}, {"sdk", sp}} {
+		c, _ := p.mp.Meter("m").Int64Counter("c")
+		h, _ := p.mp.Meter("m").Float64Histogram("h")
+		for _, x := range ctxs {
+			b.Run("impl="+p.name+"/inst=counter/ctx="+x.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Add(x.ctx, 1, add...)
+				}
+			})
+			b.Run("impl="+p.name+"/inst=histogram/ctx="+x.name, func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					h.Record(x.ctx, float64(i&127), rec...)
+					i++
+				}
+			})
+		}
+	}
+}
+
+type benchKey int
+
+// requestCtx is a context as a server's request has one: a few values,
+// none of them a span.
+func requestCtx(parent context.Context) context.Context {
+	c := parent
+	for k := range 4 {
+		c = context.WithValue(c, benchKey(k), k)
+	}
+	return c
 }

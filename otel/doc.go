@@ -85,6 +85,50 @@
 // attribute set. A set a callback stops observing keeps its last value
 // (the SDK drops it).
 //
+// # Exemplars
+//
+// As in the OTel SDK, a histogram measurement whose context holds a
+// sampled span (trace.SpanContextFromContext(ctx).IsSampled(): the
+// trace_based filter, the default) is kept as an exemplar of its point:
+// its value, its time and the span's trace and span ids. WithExemplarFilter
+// or OTEL_METRICS_EXEMPLAR_FILTER (always_on, always_off, trace_based; the
+// option wins) choose the filter: always_on keeps every measurement, with
+// the ids of the context's span when it holds one, sampled or not, and
+// none otherwise; always_off keeps none. Each bucket of a point keeps the
+// latest measurement the filter offered (zerostat's exemplar store, which
+// stats.WithAttachments fills too: stats.Float64Handle.RecordExemplar).
+// Counters, up-down counters, gauges and observable instruments keep
+// none (see the differences below). What each path carries:
+//
+//	OTLP (exporter/otlp)          a histogram point's exemplars, one per bucket at most: time, value (as_double),
+//	                              span_id and trace_id (none without a span); in delta temporality, those
+//	                              recorded in the interval
+//	OpenMetrics (Prometheus       each _bucket line's exemplar: labels trace_id and span_id, the value, the time
+//	handler, exporter/prometheus) in seconds (a real Prometheus stores them with --enable-feature=exemplar-storage);
+//	                              the text format carries none
+//	remote write                  each _bucket series' exemplar, with the same labels, until a push carrying it
+//	(exporter/remotewrite)        is delivered
+//	view.RetrieveData,            DistributionData.ExemplarsPerBucket: value and time, without attachments (so
+//	/debug/stats, the OpenCensus  without the span's ids)
+//	bridge
+//	msgpack, the Collector        none (the format has no exemplars)
+//	receiver
+//
+// TestExemplarsExported checks the OTLP and OpenMetrics output against
+// the recorded spans, TestBackendPrometheusOTelExemplars a real
+// Prometheus's /api/v1/query_exemplars, and TestExemplarConformanceWithSDK
+// the exemplars of every point against the SDK's, under each filter.
+//
+// Cost, beyond what Cost below says: a histogram measurement in
+// context.Background() or context.TODO() costs two compares (of the
+// context's type word); in another context without a span, a ctx.Value
+// lookup (trace.SpanFromContext) and a compare; none of them allocates.
+// In a span not sampled, the span's SpanContext besides; one kept as an
+// exemplar, a clock read and one allocation (the exemplar, 48 bytes), as a
+// zerostat record with attachments. Measurements of the other
+// instruments, and every measurement under always_off, never look at
+// their context (a load and a compare).
+//
 // # Cost
 //
 // A measurement with one metric.WithAttributeSet option of a set seen
@@ -96,7 +140,8 @@
 // metric.NewAddConfig first. metric.WithAttributes allocates what the API
 // allocates (the option and the set); zerostat adds nothing. The first
 // measurement of a set takes the instrument's lock and allocates its
-// handle. Every method is safe for concurrent use. See
+// handle. A histogram's measurement also reads its context's span (see
+// Exemplars). Every method is safe for concurrent use. See
 // docs/performance.md for the measured costs beside the OTel SDK (with
 // WithAttributeSet, in the last run, 0.10x its time for a counter, 0.16x
 // for a histogram, whose zerostat cell dominates).
@@ -162,6 +207,32 @@
 //     callback failed (it exports only when Collect returned no error):
 //     one failing callback would silence every instrument of the
 //     provider, which zerostat does not do (TestCallbackErrorEveryPath).
+//
+// Exemplars (TestExemplarConformanceWithSDK compares them point by point
+// with the SDK's under each filter; see Exemplars) differ in these:
+//
+//   - a histogram bucket keeps the latest measurement the filter offered;
+//     the SDK's reservoir keeps one of those offered in a collection
+//     cycle, chosen at random (Algorithm L, the first offer then each
+//     later one with a decreasing probability). Both are the same
+//     measurement when a bucket was offered one in its last cycle with
+//     offers, and both keep it across cycles until a later offer (in
+//     delta temporality, only the interval's);
+//   - counters, up-down counters and gauges keep no exemplars (zerostat's
+//     sums and gauges have no exemplar storage, and their measurements
+//     never read the context); the SDK keeps a reservoir of up to
+//     GOMAXPROCS measurements per point (SimpleFixedSizeExemplarReservoir);
+//   - observable instruments keep none; under always_on the SDK keeps
+//     their observations (without a span) in a reservoir per point, as a
+//     sum's (under trace_based neither keeps any);
+//   - an int64 histogram's exemplar values go out in OTLP as as_double,
+//     the SDK's as as_int (the same value);
+//   - an exemplar carries no filtered attributes: the SDK's are those a
+//     view's attribute filter dropped, and zerostat has no such views;
+//   - the filter is one of the three the specification defines
+//     (ExemplarFilter), not a function; an unrecognised
+//     OTEL_METRICS_EXEMPLAR_FILTER value is reported through otel.Handle
+//     and ignored (the SDK ignores it silently).
 //
 // The TestCorners tests (corners_test.go) hold the API's corner cases
 // to the SDK: invalid names, advisory boundaries (none, empty, unsorted,

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	zotel "github.com/zerostat/zerostat/otel"
 	"github.com/zerostat/zerostat/view"
@@ -64,4 +65,31 @@ func ExampleMeterProvider_attributeKeys() {
 	// Output:
 	// [{queue mail}] 2
 	// [{queue mail} {retry true}] 1
+}
+
+// A histogram measurement made in a sampled span is kept as its bucket's
+// exemplar (the trace_based filter, the default); exporters write it
+// with the span's trace and span ids (OpenMetrics, OTLP, remote write).
+// WithExemplarFilter(ExemplarsAlwaysOn) would keep the others too.
+func ExampleWithExemplarFilter() {
+	mp := zotel.NewMeterProvider(zotel.WithExemplarFilter(zotel.ExemplarsTraceBased))
+	defer mp.Shutdown(context.Background())
+	latency, _ := mp.Meter("shop").Float64Histogram("shop.pay.duration", metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.1, 1))
+
+	sampled := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0x4b, 15: 1}, SpanID: trace.SpanID{0xf0, 7: 1}, TraceFlags: trace.FlagsSampled}))
+	latency.Record(sampled, 0.05)              // kept: le=0.1
+	latency.Record(context.Background(), 0.5)  // no span: not kept
+	latency.Record(sampled, 0.08)              // kept, replaces 0.05
+	latency.Record(context.Background(), 0.09) // not kept: 0.08 stays
+
+	rows, _ := view.RetrieveData("shop.pay.duration")
+	for i, e := range rows[0].Data.(*view.DistributionData).ExemplarsPerBucket {
+		if e != nil {
+			fmt.Println("bucket", i, "exemplar", e.Value)
+		}
+	}
+	// Output:
+	// bucket 0 exemplar 0.08
 }

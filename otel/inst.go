@@ -63,10 +63,22 @@ func (a *instSpec) same(b *instSpec) bool {
 // without locks; an attribute set not in it is bound under mu, which
 // inserts it into a copy when the table grows (published atomically).
 type inst struct {
-	p    *MeterProvider
-	spec instSpec
-	fm   *stats.Float64Measure // the measure (Float64 instruments)
-	im   *stats.Int64Measure   // the measure (Int64 instruments)
+	p      *MeterProvider
+	spec   instSpec
+	filter ExemplarFilter // the provider's
+	// plain, bg and todo decide how a measurement looks at its context
+	// for the exemplar filter. plain is the span type word of the
+	// measurements recorded without an exemplar (plainTab(filter, kind)):
+	// nil for every one (always_off, and the kinds that keep no
+	// exemplars: then nothing more is read); under trace_based the no-op
+	// span's, which trace.SpanFromContext returns for a context without a
+	// span (see measure). bg and todo are the context type words a
+	// measurement skips even that look for (ctxTabs: under trace_based,
+	// context.Background()'s and context.TODO()'s; see mayHoldSpan).
+	plain    unsafe.Pointer
+	bg, todo unsafe.Pointer
+	fm       *stats.Float64Measure // the measure (Float64 instruments)
+	im       *stats.Int64Measure   // the measure (Int64 instruments)
 
 	tab atomic.Pointer[table]
 
@@ -119,7 +131,8 @@ func init() {
 }
 
 func newInst(p *MeterProvider, spec instSpec) *inst {
-	i := &inst{p: p, spec: spec}
+	i := &inst{p: p, spec: spec, filter: p.cfg.filter, plain: plainTab(p.cfg.filter, spec.kind)}
+	i.bg, i.todo = ctxTabs(p.cfg.filter)
 	// Measures are process-wide by name, and keep the unit they were
 	// first made with: an instrument's measure is named for its view and
 	// its unit, so that a provider made again after another's Shutdown,

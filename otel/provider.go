@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/otelenv"
 	"github.com/zerostat/zerostat/view"
 )
 
@@ -43,9 +44,11 @@ var DefaultBoundaries = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000
 type Option func(*config)
 
 type config struct {
-	limit  int
-	prefix string
-	keys   map[string][]attribute.Key
+	limit     int
+	prefix    string
+	keys      map[string][]attribute.Key
+	filter    ExemplarFilter // as WithExemplarFilter set it (see exemplarFilter)
+	filterSet bool
 }
 
 // WithCardinalityLimit sets the cardinality limit of every instrument, the
@@ -125,7 +128,9 @@ var _ metric.MeterProvider = (*MeterProvider)(nil)
 
 type meterKey struct{ name, version, schema string }
 
-// NewMeterProvider returns a provider configured by opts. Set-up cost.
+// NewMeterProvider returns a provider configured by opts, and by
+// OTEL_METRICS_EXEMPLAR_FILTER (EnvExemplarFilter) unless
+// WithExemplarFilter is among them. Set-up cost.
 func NewMeterProvider(opts ...Option) *MeterProvider {
 	p := &MeterProvider{
 		cfg:    config{limit: DefaultCardinalityLimit},
@@ -135,6 +140,7 @@ func NewMeterProvider(opts ...Option) *MeterProvider {
 	for _, o := range opts {
 		o(&p.cfg)
 	}
+	p.cfg.filter = exemplarFilter(&p.cfg, otelenv.Env{})
 	return p
 }
 

@@ -17,8 +17,10 @@ import (
 // WithAttributeSet option directly, see fastopt.go; otherwise with
 // metric.NewAddConfig or NewRecordConfig: an interface call per option),
 // the lookup of the set's hash in the instrument's table (one atomic load
-// and a probe) and the bound handle's record (see stats.Int64Handle). No
-// allocation once the set has been seen. Safe for concurrent use.
+// and a probe), the exemplar filter's look at ctx (see inst.plain) and the
+// bound handle's record (see stats.Int64Handle). No allocation once the
+// set has been seen, unless the measurement is kept as an exemplar. Safe
+// for concurrent use.
 type syncInst[N int64 | float64] struct {
 	embedded.Int64Counter
 	embedded.Int64UpDownCounter
@@ -42,28 +44,47 @@ var (
 	_ metric.Float64Gauge         = (*syncInst[float64])(nil)
 )
 
-// Add records incr for the attributes of opts.
-func (c *syncInst[N]) Add(_ context.Context, incr N, opts ...metric.AddOption) {
+// Add records incr for the attributes of opts, keeping it as an exemplar
+// when the provider's exemplar filter offers it (ctx's span: see
+// inst.plain).
+func (c *syncInst[N]) Add(ctx context.Context, incr N, opts ...metric.AddOption) {
 	if h, ok := oneSetHash(opts, addOptTab); ok {
 		if e := c.i.find(h); e != nil {
+			if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+				measure(ctx, c.i, e, incr)
+				return
+			}
 			record(e, incr)
 			return
 		}
 	}
 	if e := c.i.lookup(addSet(opts)); e != nil {
+		if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+			measure(ctx, c.i, e, incr)
+			return
+		}
 		record(e, incr)
 	}
 }
 
-// Record records v for the attributes of opts.
-func (c *syncInst[N]) Record(_ context.Context, v N, opts ...metric.RecordOption) {
+// Record records v for the attributes of opts, keeping it as an exemplar
+// when the provider's exemplar filter offers it (see Add).
+func (c *syncInst[N]) Record(ctx context.Context, v N, opts ...metric.RecordOption) {
 	if h, ok := oneSetHash(opts, recOptTab); ok {
 		if e := c.i.find(h); e != nil {
+			if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+				measure(ctx, c.i, e, v)
+				return
+			}
 			record(e, v)
 			return
 		}
 	}
 	if e := c.i.lookup(recordSet(opts)); e != nil {
+		if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+			measure(ctx, c.i, e, v)
+			return
+		}
 		record(e, v)
 	}
 }

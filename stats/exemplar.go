@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/tag"
@@ -26,6 +27,35 @@ type SpanContext struct {
 // SpanIDs returns the ids (core.SpanIDs: an exemplar reads them without
 // reflection).
 func (sc SpanContext) SpanIDs() ([16]byte, [8]byte) { return sc.TraceID, sc.SpanID }
+
+// RecordExemplar records v as Record does, and keeps it as the exemplar
+// of its bucket, with sc's trace and span ids (none when sc is zero) and
+// the time of the call, in each Distribution view over the measure
+// (view.DistributionData.ExemplarsPerBucket, which shows it without
+// attachments; exporters write the ids as OpenMetrics, OTLP and remote
+// write exemplars); views of other kinds only record v. It is what
+// RecordWithOptions with a span context does, for a handle: no context,
+// no attachments map, no tag lookup. zerostat's otel MeterProvider calls
+// it for a measurement its exemplar filter offers.
+//
+// Cost: Record's, the load of the handle's state and a kind check per
+// view, and for the Distribution views one allocation (the exemplar, 48
+// bytes), a clock read, and per view a bucket search and an atomic store
+// (core.Bound.KeepExemplar). Safe for concurrent use: of exemplars kept
+// in one bucket at once, one wins.
+func (h *Int64Handle) RecordExemplar(v int64, sc SpanContext) {
+	b := bound(unsafe.Pointer(h))
+	b.RecordInt(v)
+	b.KeepExemplar(float64(v), sc.TraceID, sc.SpanID)
+}
+
+// RecordExemplar records v and keeps it as its bucket's exemplar; see
+// Int64Handle.RecordExemplar.
+func (h *Float64Handle) RecordExemplar(v float64, sc SpanContext) {
+	b := bound(unsafe.Pointer(h))
+	b.Record(v)
+	b.KeepExemplar(v, sc.TraceID, sc.SpanID)
+}
 
 var spanFunc atomic.Pointer[func(context.Context) (SpanContext, bool)]
 

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Exemplar is a recorded value kept as the example of its distribution
@@ -151,6 +152,46 @@ func (a *Aggregator) RecordMapExemplar(m *TagMap, v float64, ex *Exemplar) {
 	}
 	if s != nil {
 		a.storeExemplar(s, v, ex)
+	}
+}
+
+// KeepExemplar keeps v, which the caller has just recorded through b
+// (Record or RecordInt), as the exemplar of its bucket in the series b
+// records into of each Distribution view over the measure, with the time
+// of the call and the span ids trace and span (zero: an exemplar without
+// a span); views of other kinds keep none. It is RecordMapExemplar's
+// second half for a handle, which knows its series: no tag lookup, no
+// attachments map (the exemplar's Attachments are nil). A series b has
+// not resolved (views changed since the record, which went to the new
+// state's series before this reads them; an overflow series, which b
+// does not cache; a freed one) gets no exemplar.
+//
+// Cost: the load of b's state and, per view, its kind; per Distribution
+// view a series load, a bucket search and the store, plus once a clock
+// read and one allocation (the Exemplar, 48 bytes), and on a series'
+// first exemplar its entry. Nothing for a measure without a
+// Distribution view. Safe for concurrent use: the latest store of a
+// bucket wins.
+func (b *Bound) KeepExemplar(v float64, trace [16]byte, span [8]byte) {
+	st := b.st.Load()
+	if st.subs == nil {
+		return
+	}
+	slots := st.slots()
+	var x *Exemplar
+	for i := range slots {
+		a := st.subs.Aggs[i]
+		if a.kind != KindDistribution {
+			continue
+		}
+		s := slots[i].Load()
+		if s == nil || s.freed() {
+			continue
+		}
+		if x == nil {
+			x = &Exemplar{Value: v, Time: time.Now().UnixNano(), TraceID: trace, SpanID: span}
+		}
+		a.storeExemplar(s, v, x)
 	}
 }
 

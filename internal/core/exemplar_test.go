@@ -80,3 +80,54 @@ func TestExemplarOverflowAndNone(t *testing.T) {
 		t.Error("RecordMapExemplar did not record into a count")
 	}
 }
+
+// A handle's KeepExemplar stores the exemplar in the series the record
+// went to, in each Distribution view over the measure (upper-inclusive
+// buckets found as the record's), and in no view of another kind; the
+// latest per bucket wins; a measure without a Distribution view keeps
+// none and allocates nothing.
+func TestBoundKeepExemplar(t *testing.T) {
+	forRecorders(t, func(t *testing.T, rec func(*Bound, int64)) {
+		m := &Measure{Name: "bound/exemplar"}
+		sum := NewAggregator(KindSum, []string{"k"}, nil, 0)
+		d1 := NewAggregator(KindDistribution, []string{"k"}, []float64{10, 100}, 0)
+		d1.CountUpperInclusive()
+		d2 := NewAggregator(KindDistribution, nil, []float64{5}, 0)
+		m.Subscribe(sum)
+		b := m.Bind(tagsOf("k", "x"))
+		rec(b, 3)
+		if n := testing.AllocsPerRun(100, func() { b.KeepExemplar(3, [16]byte{1}, [8]byte{1}) }); n != 0 {
+			t.Errorf("KeepExemplar with a Sum view only: %v allocs; want 0", n)
+		}
+		m.Subscribe(d1)
+		m.Subscribe(d2)
+		for _, r := range []struct {
+			v  int64
+			id byte
+		}{{7, 1}, {10, 2}, {50, 3}, {3, 4}} {
+			rec(b, r.v)
+			b.KeepExemplar(float64(r.v), [16]byte{15: r.id}, [8]byte{7: r.id})
+		}
+		exs := d1.AppendSeries(nil)[0].Exemplars(nil)
+		if len(exs) != 3 || exs[0] == nil || exs[1] == nil || exs[2] != nil {
+			t.Fatalf("d1 exemplars %v; want buckets le=10 and le=100", exs)
+		}
+		// 10 counts in le=10 (upper-inclusive), after 7; then 3.
+		if exs[0].Value != 3 || exs[0].TraceID[15] != 4 || exs[0].SpanID[7] != 4 || exs[0].Attachments != nil || !exs[0].HasSpan() {
+			t.Errorf("d1 le=10: %+v; want 3 with span 4", exs[0])
+		}
+		if exs[1].Value != 50 || exs[1].TraceID[15] != 3 || exs[1].Time == 0 {
+			t.Errorf("d1 le=100: %+v; want 50 with span 3", exs[1])
+		}
+		exs = d2.AppendSeries(nil)[0].Exemplars(nil)
+		if len(exs) != 2 || exs[0] == nil || exs[0].Value != 3 || exs[1] == nil || exs[1].Value != 50 {
+			t.Errorf("d2 exemplars %v; want 3 (le=5) and 50 (+Inf)", exs)
+		}
+		if exs := sum.AppendSeries(nil)[0].Exemplars(nil); exs != nil {
+			t.Errorf("the Sum view kept %v", exs)
+		}
+		if got := d1.AppendSeries(nil)[0].ReadDist(make([]int64, 3)).Count; got != 4 {
+			t.Errorf("d1 count %d; want 4", got)
+		}
+	})
+}
