@@ -2,11 +2,9 @@ package otel_test
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,11 +46,7 @@ func TestBackendPrometheusOTelExemplars(t *testing.T) {
 		ExemplarStorage: true,
 	})
 
-	type want struct {
-		labels map[string]string
-		value  string
-		ms     int64
-	}
+	type want = testbackend.StoredExemplar
 	// latest says what Prometheus must store for bucket i's exemplar in
 	// sc: zerostat's (view.RetrieveData) time, as the exposition spells it
 	// in seconds and Prometheus's parser turns it into milliseconds.
@@ -68,34 +62,19 @@ func TestBackendPrometheusOTelExemplars(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr, sp := ids(sc)
-		return want{labels: map[string]string{"trace_id": tr, "span_id": sp}, value: strconv.FormatFloat(e.Value, 'f', -1, 64), ms: int64(sec * 1000)}
+		return want{Labels: map[string]string{"trace_id": tr, "span_id": sp}, Value: strconv.FormatFloat(e.Value, 'f', -1, 64), Ms: int64(sec * 1000)}
 	}
 	wants := map[string][]want{
 		"10.0":  {latest(0, sampledSpans[1])},
 		"100.0": {latest(1, sampledSpans[2])},
 	}
-	if wants["10.0"][0].value != "10" || wants["100.0"][0].value != "50" {
+	if wants["10.0"][0].Value != "10" || wants["100.0"][0].Value != "50" {
 		t.Fatalf("zerostat keeps %+v", wants)
 	}
 	name := "otelex_latency_milliseconds_bucket"
 	expr := name + `{job="otelex"}`
 	stored := func(got []testbackend.ExemplarSeries) map[string][]want {
-		out := map[string][]want{}
-		for _, s := range got {
-			wantLabels := map[string]string{"__name__": name, "job": "otelex", "instance": srv.Listener.Addr().String(),
-				"route": "/a", "le": s.SeriesLabels["le"]}
-			if !reflect.DeepEqual(s.SeriesLabels, wantLabels) {
-				t.Errorf("series %v; want %v", s.SeriesLabels, wantLabels)
-			}
-			for _, e := range s.Exemplars {
-				ms, err := millisOf(string(e.Timestamp))
-				if err != nil {
-					t.Errorf("series %v: %v", s.SeriesLabels, err)
-				}
-				out[s.SeriesLabels["le"]] = append(out[s.SeriesLabels["le"]], want{labels: e.Labels, value: e.Value, ms: ms})
-			}
-		}
-		return out
+		return testbackend.ExemplarsByLe(t, got, map[string]string{"__name__": name, "job": "otelex", "instance": srv.Listener.Addr().String(), "route": "/a"})
 	}
 	got := prom.WaitExemplars(t, expr, start, 30*time.Second, func(got []testbackend.ExemplarSeries) bool { return len(got) == 2 })
 	if g := stored(got); !reflect.DeepEqual(g, wants) {
@@ -115,23 +94,4 @@ func TestBackendPrometheusOTelExemplars(t *testing.T) {
 	if g := stored(got); !reflect.DeepEqual(g, wants) {
 		t.Errorf("after recording into le=10 again: Prometheus stores\n%+v\nwant\n%+v", g, wants)
 	}
-}
-
-// millisOf parses Prometheus's exemplar timestamp (seconds, up to 3
-// decimals) into milliseconds, exactly.
-func millisOf(s string) (int64, error) {
-	sec, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 3 {
-		return 0, fmt.Errorf("timestamp %q has more than milliseconds", s)
-	}
-	frac += strings.Repeat("0", 3-len(frac))
-	a, err := strconv.ParseInt(sec, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	b, err := strconv.ParseInt(frac, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	return a*1000 + b, nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -85,11 +84,7 @@ func TestBackendPrometheusExemplars(t *testing.T) {
 	})
 
 	// want is what Prometheus must store for one bucket series.
-	type want struct {
-		labels map[string]string
-		value  string
-		ms     int64
-	}
+	type want = testbackend.StoredExemplar
 	// latest reads the exemplar zerostat keeps for bucket i and says what
 	// Prometheus must store for it: the exposition spells its time in
 	// seconds (promname.AppendOpenMetricsFloat), which Prometheus's parser
@@ -105,13 +100,13 @@ func TestBackendPrometheusExemplars(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := want{labels: map[string]string{}, value: strconv.FormatFloat(e.Value, 'f', -1, 64), ms: int64(sec * 1000)}
-		if d := w.ms - e.Timestamp.UnixMilli(); d < -1 || d > 1 {
-			t.Fatalf("bucket %d: %d ms from %v", i, w.ms, e.Timestamp)
+		w := want{Labels: map[string]string{}, Value: strconv.FormatFloat(e.Value, 'f', -1, 64), Ms: int64(sec * 1000)}
+		if d := w.Ms - e.Timestamp.UnixMilli(); d < -1 || d > 1 {
+			t.Fatalf("bucket %d: %d ms from %v", i, w.Ms, e.Timestamp)
 		}
 		if sc != nil {
-			w.labels["trace_id"] = hex.EncodeToString(sc.TraceID[:])
-			w.labels["span_id"] = hex.EncodeToString(sc.SpanID[:])
+			w.Labels["trace_id"] = hex.EncodeToString(sc.TraceID[:])
+			w.Labels["span_id"] = hex.EncodeToString(sc.SpanID[:])
 		}
 		return w
 	}
@@ -120,7 +115,7 @@ func TestBackendPrometheusExemplars(t *testing.T) {
 		"100.0": {latest(1, &scC)},
 		"+Inf":  {latest(2, nil)},
 	}
-	if wants["10.0"][0].value != "3" || wants["100.0"][0].value != "50" || wants["+Inf"][0].value != "500" {
+	if wants["10.0"][0].Value != "3" || wants["100.0"][0].Value != "50" || wants["+Inf"][0].Value != "500" {
 		t.Fatalf("zerostat keeps %+v", wants)
 	}
 
@@ -129,26 +124,7 @@ func TestBackendPrometheusExemplars(t *testing.T) {
 	// stored turns the answer into le → exemplars, checking each series'
 	// labels.
 	stored := func(got []testbackend.ExemplarSeries) map[string][]want {
-		out := map[string][]want{}
-		for _, s := range got {
-			wantLabels := map[string]string{"__name__": name, "job": "exemplars", "instance": srv.Listener.Addr().String(),
-				"route": "/a", "le": s.SeriesLabels["le"]}
-			if !reflect.DeepEqual(s.SeriesLabels, wantLabels) {
-				t.Errorf("series %v; want %v", s.SeriesLabels, wantLabels)
-			}
-			for _, e := range s.Exemplars {
-				ms, err := millis(string(e.Timestamp))
-				if err != nil {
-					t.Errorf("series %v: %v", s.SeriesLabels, err)
-				}
-				labels := e.Labels
-				if labels == nil {
-					labels = map[string]string{}
-				}
-				out[s.SeriesLabels["le"]] = append(out[s.SeriesLabels["le"]], want{labels: labels, value: e.Value, ms: ms})
-			}
-		}
-		return out
+		return testbackend.ExemplarsByLe(t, got, map[string]string{"__name__": name, "job": "exemplars", "instance": srv.Listener.Addr().String(), "route": "/a"})
 	}
 	compare := func(phase string, got []testbackend.ExemplarSeries) {
 		t.Helper()
@@ -197,23 +173,4 @@ func TestBackendPrometheusExemplars(t *testing.T) {
 	if seen.types[ContentTypeOpenMetrics+" gzip"] == 0 || len(seen.types) != 1 {
 		t.Errorf("served %v (Accept %q); want OpenMetrics only", seen.types, seen.accepts)
 	}
-}
-
-// millis parses a timestamp of Prometheus's API (seconds with up to 3
-// decimals) exactly.
-func millis(s string) (int64, error) {
-	sec, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 3 {
-		return 0, fmt.Errorf("timestamp %q has more than milliseconds", s)
-	}
-	frac += strings.Repeat("0", 3-len(frac))
-	a, err := strconv.ParseInt(sec, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	b, err := strconv.ParseInt(frac, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	return a*1000 + b, nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +18,7 @@ import (
 )
 
 // storedExemplar is an exemplar as Prometheus's query API returns it.
-type storedExemplar struct {
-	labels map[string]string
-	value  string
-	ms     int64
-}
+type storedExemplar = testbackend.StoredExemplar
 
 // TestBackendRemoteWritePrometheusExemplars (issue 47, items 3 and 4): a
 // real Prometheus (--web.enable-remote-write-receiver,
@@ -62,10 +57,10 @@ func TestBackendRemoteWritePrometheusExemplars(t *testing.T) {
 	want := func(i int, sc *stats.SpanContext) storedExemplar {
 		t.Helper()
 		x := recorded(t, p+"/latency", "/a", i, sc)
-		e := storedExemplar{labels: map[string]string{}, value: strconv.FormatFloat(x.value, 'f', -1, 64), ms: x.ts}
+		e := storedExemplar{Labels: map[string]string{}, Value: strconv.FormatFloat(x.value, 'f', -1, 64), Ms: x.ts}
 		if sc != nil {
-			e.labels["trace_id"] = hex.EncodeToString(sc.TraceID[:])
-			e.labels["span_id"] = hex.EncodeToString(sc.SpanID[:])
+			e.Labels["trace_id"] = hex.EncodeToString(sc.TraceID[:])
+			e.Labels["span_id"] = hex.EncodeToString(sc.SpanID[:])
 		}
 		return e
 	}
@@ -74,7 +69,7 @@ func TestBackendRemoteWritePrometheusExemplars(t *testing.T) {
 		"100.0": {want(1, &scC)},
 		"+Inf":  {want(2, nil)},
 	}
-	if wants["10.0"][0].value != "3" || wants["100.0"][0].value != "50" || wants["+Inf"][0].value != "500" {
+	if wants["10.0"][0].Value != "3" || wants["100.0"][0].Value != "50" || wants["+Inf"][0].Value != "500" {
 		t.Fatalf("zerostat keeps %+v", wants)
 	}
 
@@ -84,25 +79,7 @@ func TestBackendRemoteWritePrometheusExemplars(t *testing.T) {
 	// ConstLabels).
 	stored := func(got []testbackend.ExemplarSeries, job, instance string) map[string][]storedExemplar {
 		t.Helper()
-		out := map[string][]storedExemplar{}
-		for _, s := range got {
-			wantLabels := map[string]string{"__name__": name, "job": job, "instance": instance, "route": "/a", "le": s.SeriesLabels["le"]}
-			if !reflect.DeepEqual(s.SeriesLabels, wantLabels) {
-				t.Errorf("series %v; want %v", s.SeriesLabels, wantLabels)
-			}
-			for _, e := range s.Exemplars {
-				ms, err := millis(string(e.Timestamp))
-				if err != nil {
-					t.Errorf("series %v: %v", s.SeriesLabels, err)
-				}
-				labels := e.Labels
-				if labels == nil {
-					labels = map[string]string{}
-				}
-				out[s.SeriesLabels["le"]] = append(out[s.SeriesLabels["le"]], storedExemplar{labels: labels, value: e.Value, ms: ms})
-			}
-		}
-		return out
+		return testbackend.ExemplarsByLe(t, got, map[string]string{"__name__": name, "job": job, "instance": instance, "route": "/a"})
 	}
 	count := func(n int) func([]testbackend.ExemplarSeries) bool {
 		return func(got []testbackend.ExemplarSeries) bool {
@@ -156,7 +133,7 @@ func TestBackendRemoteWritePrometheusExemplars(t *testing.T) {
 			continue
 		}
 		for i := range rs {
-			if d := ss[i].ms - rs[i].ms; !reflect.DeepEqual(ss[i].labels, rs[i].labels) || ss[i].value != rs[i].value || d < -1 || d > 1 {
+			if d := ss[i].Ms - rs[i].Ms; !reflect.DeepEqual(ss[i].Labels, rs[i].Labels) || ss[i].Value != rs[i].Value || d < -1 || d > 1 {
 				t.Errorf("le=%s: the scrape stores %+v, remote write %+v", le, ss[i], rs[i])
 			}
 		}
@@ -164,23 +141,4 @@ func TestBackendRemoteWritePrometheusExemplars(t *testing.T) {
 	if st := w.Stats(); st.DroppedPoints != 0 {
 		t.Errorf("stats %+v", st)
 	}
-}
-
-// millis parses a timestamp of Prometheus's API (seconds with up to 3
-// decimals) exactly.
-func millis(s string) (int64, error) {
-	sec, frac, _ := strings.Cut(s, ".")
-	if len(frac) > 3 {
-		return 0, fmt.Errorf("timestamp %q has more than milliseconds", s)
-	}
-	frac += strings.Repeat("0", 3-len(frac))
-	a, err := strconv.ParseInt(sec, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	b, err := strconv.ParseInt(frac, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("timestamp %q: %v", s, err)
-	}
-	return a*1000 + b, nil
 }

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,6 +357,65 @@ type Exemplar struct {
 	Labels    map[string]string `json:"labels"`
 	Value     string            `json:"value"`
 	Timestamp json.Number       `json:"timestamp"`
+}
+
+// StoredExemplar is an exemplar as a test compares it with what it
+// recorded: its labels (never nil), its value as Prometheus spells it,
+// and its time in milliseconds.
+type StoredExemplar struct {
+	Labels map[string]string
+	Value  string
+	Ms     int64
+}
+
+// Millis returns e's timestamp in milliseconds, exactly (Prometheus
+// spells it in seconds with up to 3 decimals).
+func (e Exemplar) Millis() (int64, error) {
+	ts := string(e.Timestamp)
+	sec, frac, _ := strings.Cut(ts, ".")
+	if len(frac) > 3 {
+		return 0, fmt.Errorf("timestamp %q has more than milliseconds", ts)
+	}
+	frac += strings.Repeat("0", 3-len(frac))
+	a, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("timestamp %q: %v", ts, err)
+	}
+	b, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("timestamp %q: %v", ts, err)
+	}
+	return a*1000 + b, nil
+}
+
+// ExemplarsByLe returns the exemplars of a histogram's bucket series by
+// their le, failing t for a series whose labels are not labels plus its
+// le, or an exemplar whose time does not parse.
+func ExemplarsByLe(t testing.TB, got []ExemplarSeries, labels map[string]string) map[string][]StoredExemplar {
+	t.Helper()
+	out := map[string][]StoredExemplar{}
+	for _, s := range got {
+		le := s.SeriesLabels["le"]
+		want := map[string]string{"le": le}
+		for k, v := range labels {
+			want[k] = v
+		}
+		if !reflect.DeepEqual(s.SeriesLabels, want) {
+			t.Errorf("series %v; want %v", s.SeriesLabels, want)
+		}
+		for _, e := range s.Exemplars {
+			ms, err := e.Millis()
+			if err != nil {
+				t.Errorf("series %v: %v", s.SeriesLabels, err)
+			}
+			l := e.Labels
+			if l == nil {
+				l = map[string]string{}
+			}
+			out[le] = append(out[le], StoredExemplar{Labels: l, Value: e.Value, Ms: ms})
+		}
+	}
+	return out
 }
 
 // QueryExemplars returns the exemplars Prometheus stores for the series
