@@ -3,7 +3,7 @@ package statsd
 import (
 	"context"
 	"fmt"
-	"os"
+	"github.com/zerostat/zerostat/internal/statsdgolden"
 	"slices"
 	"strings"
 	"testing"
@@ -18,21 +18,11 @@ import (
 // testdata/opencensus-datadog.golden.
 func readGolden(t testing.TB) [][]string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/opencensus-datadog.golden")
+	g, err := statsdgolden.Read("testdata/opencensus-datadog.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		switch {
-		case strings.HasPrefix(l, "#"):
-		case strings.HasPrefix(l, "== export"):
-			out = append(out, nil)
-		default:
-			out[len(out)-1] = append(out[len(out)-1], l)
-		}
-	}
-	return out
+	return g
 }
 
 // TestOpenCensusDatadogGolden checks OpenCensusDatadog mode line by line

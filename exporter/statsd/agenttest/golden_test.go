@@ -3,8 +3,8 @@ package agenttest
 import (
 	"context"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/statsdgolden"
 	"net"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -153,21 +153,11 @@ func (o *ddOptions) tagMetrics(rowTags []octag.Tag, addlTags []string) []string 
 // readGolden returns the lines of each export of the golden file.
 func readGolden(t testing.TB) [][]string {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/opencensus-datadog.golden")
+	g, err := statsdgolden.Read("../testdata/opencensus-datadog.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][]string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		switch {
-		case strings.HasPrefix(l, "#"):
-		case strings.HasPrefix(l, "== export"):
-			out = append(out, nil)
-		default:
-			out[len(out)-1] = append(out[len(out)-1], l)
-		}
-	}
-	return out
+	return g
 }
 
 // TestGoldenIsTheDatadogExporters runs the Datadog exporter's stats code
