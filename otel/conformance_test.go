@@ -536,13 +536,7 @@ func conformance(t *testing.T, temporality string, seed uint64) {
 		// exporters' selector for it): up-down counters stay cumulative,
 		// as zerostat exports an up-down sum whatever the temporality
 		// (delta.Kinds.Reads).
-		ropts = append(ropts, sdkmetric.WithTemporalitySelector(func(k sdkmetric.InstrumentKind) metricdata.Temporality {
-			switch k {
-			case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
-				return metricdata.CumulativeTemporality
-			}
-			return metricdata.DeltaTemporality
-		}))
+		ropts = append(ropts, sdkmetric.WithTemporalitySelector(deltaPreference))
 		zt = otlp.Delta
 	}
 	reader := sdkmetric.NewManualReader(ropts...)
@@ -679,4 +673,16 @@ func declareKeys() []zotel.Option {
 		opts = append(opts, zotel.WithAttributeKeys(n, confKeys...))
 	}
 	return opts
+}
+
+// deltaPreference is the SDK's temporality selector for the
+// specification's "delta" preference (its OTLP exporters'): up-down
+// counters stay cumulative, as zerostat exports an up-down sum whatever
+// the temporality (delta.Kinds.Reads).
+func deltaPreference(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	switch k {
+	case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
+		return metricdata.CumulativeTemporality
+	}
+	return metricdata.DeltaTemporality
 }

@@ -189,13 +189,7 @@ func exemplarConformance(t *testing.T, f zotel.ExemplarFilter, delta bool, seed 
 	var ropts []sdkmetric.ManualReaderOption
 	zt := otlp.Cumulative
 	if delta {
-		ropts = append(ropts, sdkmetric.WithTemporalitySelector(func(k sdkmetric.InstrumentKind) metricdata.Temporality {
-			switch k {
-			case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
-				return metricdata.CumulativeTemporality
-			}
-			return metricdata.DeltaTemporality
-		}))
+		ropts = append(ropts, sdkmetric.WithTemporalitySelector(deltaPreference))
 		zt = otlp.Delta
 	}
 	reader := sdkmetric.NewManualReader(ropts...)

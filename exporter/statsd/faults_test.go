@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/testbackend"
 	"net"
 	"os"
 	"strings"
@@ -64,23 +65,11 @@ func exportWithin(e *Exporter, d time.Duration) (error, time.Duration) {
 	return err, time.Since(began)
 }
 
-// freeAddr returns a loopback address nothing listens on.
+// freeAddr returns a loopback address on network whose port was free a
+// moment ago (testbackend.FreeAddr).
 func freeAddr(t testing.TB, network string) string {
 	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().String()
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testbackend.FreeAddr(t, network)
 }
 
 // TestUDPAgentDown: nothing listens; exports never wait, failures are

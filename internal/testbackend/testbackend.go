@@ -164,6 +164,26 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// FreeAddr returns a 127.0.0.1 address on network ("udp" or "tcp") whose
+// port was free a moment ago: for a test's agent, or for one that must
+// find nothing listening.
+func FreeAddr(t testing.TB, network string) string {
+	t.Helper()
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.LocalAddr().String()
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
 func start(t testing.TB, name, readyPath string, args func(addr string) []string) *Server {
 	t.Helper()
 	var lastErr error

@@ -3,8 +3,8 @@ package agenttest
 import (
 	"context"
 	"fmt"
+	"github.com/zerostat/zerostat/internal/testbackend"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,22 +33,11 @@ type sdx struct {
 
 var seq atomic.Int64
 
+// freePort returns a loopback address on network whose port was free a
+// moment ago (testbackend.FreeAddr).
 func freePort(t testing.TB, network string) string {
 	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().String()
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testbackend.FreeAddr(t, network)
 }
 
 // statsdExporterBinary builds (once, cached) and returns statsd_exporter.
