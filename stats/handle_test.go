@@ -196,6 +196,15 @@ func TestHandleDistributionConcurrentSafe(t *testing.T) {
 	}
 }
 
+// expNext steps v through 1e-6..1e12 and back, for records into an
+// exponential distribution that downscale it.
+func expNext(v *float64) float64 {
+	if *v = *v*3 + 1e-6; *v > 1e12 {
+		*v = 1e-6
+	}
+	return *v
+}
+
 // allocRuns numbers the runs of TestHandleAllocs.
 var allocRuns atomic.Int64
 
@@ -211,6 +220,10 @@ func TestHandleAllocs(t *testing.T) {
 	dist := stats.Float64("handle/allocs/dist", "", stats.UnitMilliseconds)
 	register(t, &view.View{Measure: dist, Aggregation: view.Distribution(1, 2, 5, 10), TagKeys: []tag.Key{keyA}})
 	hs, hd := sum.Bind(tag.FromContext(ctx2)), dist.Bind(tag.FromContext(ctx2))
+	exp := stats.Float64("handle/allocs/exp", "", stats.UnitMilliseconds)
+	register(t, &view.View{Measure: exp, Aggregation: view.ExponentialDistribution(0, 0), TagKeys: []tag.Key{keyA, keyB}})
+	he := exp.Bind(tag.FromContext(ctx2))
+	muts2 := []tag.Mutator{tag.Upsert(keyA, "a"), tag.Upsert(keyB, "b")}
 	noView := stats.Int64("handle/allocs/noview", "", stats.UnitDimensionless).Bind(tag.FromContext(ctx2))
 
 	var keys8 []tag.Key
@@ -242,6 +255,13 @@ func TestHandleAllocs(t *testing.T) {
 		{"Int64Handle.Record", 0, func() { hs.Record(1) }},
 		{"Float64Handle.Record distribution", 0, func() { v += 3; hd.Record(v) }},
 		{"handle without views", 0, func() { noView.Record(1) }},
+		// The exponential distribution on every path (a downscale
+		// included: the values span 2^-20..2^40).
+		{"Float64Handle.Record exponential", 0, func() { he.Record(expNext(&v)) }},
+		{"Record exponential, kept context", 0, func() { stats.Record(ctx2, exp.M(expNext(&v))) }},
+		{"RecordWithTags exponential", 0, func() {
+			_ = stats.RecordWithTags(context.Background(), muts2, exp.M(expNext(&v)))
+		}},
 		{"tag.New 8 mutators, seen set", 1, func() { _, _ = tag.New(context.Background(), seen...) }},
 		{"tag.New 8 mutators, new set", 1, func() { _, _ = tag.New(ctx2, fresh[next%len(fresh)]...); next++ }},
 		{"tag.New 2 mutators + Record", 1, func() {

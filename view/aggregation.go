@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/exphist"
 )
 
 // AggType is the kind of an aggregation.
@@ -16,9 +17,12 @@ const (
 	AggTypeSum                         // the sum aggregation, see Sum
 	AggTypeDistribution                // the distribution aggregation, see Distribution
 	AggTypeLastValue                   // the last value aggregation, see LastValue
+	// AggTypeExponentialDistribution is the base-2 exponential histogram,
+	// see ExponentialDistribution. Not in OpenCensus.
+	AggTypeExponentialDistribution
 )
 
-var aggTypeName = [...]string{"None", "Count", "Sum", "Distribution", "LastValue"}
+var aggTypeName = [...]string{"None", "Count", "Sum", "Distribution", "LastValue", "ExponentialDistribution"}
 
 // String returns the type's name ("Count", "Distribution").
 func (t AggType) String() string {
@@ -38,6 +42,8 @@ func (t AggType) kind() core.Kind {
 		return core.KindDistribution
 	case AggTypeLastValue:
 		return core.KindLastValue
+	case AggTypeExponentialDistribution:
+		return core.KindExponential
 	}
 	return 0
 }
@@ -65,6 +71,11 @@ type Aggregation struct {
 	// says, where a sum recorded by the program is read as deltas. See
 	// ObservedSum. Not in OpenCensus.
 	Observed bool
+	// MaxSize and MaxScale, for an exponential distribution, are the most
+	// buckets it keeps per sign and its highest scale; 0 means the
+	// default (DefaultExponentialMaxSize, DefaultExponentialMaxScale).
+	// See ExponentialDistribution. Not in OpenCensus.
+	MaxSize, MaxScale int32
 }
 
 var (
@@ -114,6 +125,55 @@ func Distribution(bounds ...float64) *Aggregation {
 // bounds. Not in OpenCensus.
 func DistributionUpperInclusive(bounds ...float64) *Aggregation {
 	return &Aggregation{Type: AggTypeDistribution, Buckets: bounds, UpperInclusive: true}
+}
+
+// The defaults of ExponentialDistribution, the OpenTelemetry
+// specification's: 160 buckets per sign, which at the scale they settle
+// at cover a range of values of about 2^(160·2^-scale) (1 ms to 100 s at
+// scale 3, with under 5% relative error), and scale 20, the finest.
+const (
+	DefaultExponentialMaxSize  = exphist.DefaultMaxSize
+	DefaultExponentialMaxScale = exphist.DefaultMaxScale
+)
+
+// ExponentialDistribution is a histogram whose buckets need no choosing:
+// OpenTelemetry's base-2 exponential bucket histogram (and, with the scale
+// at most 8, Prometheus's native histogram). At scale s the base is
+// 2^(2^-s) and bucket i counts the values v with base^i < |v| <=
+// base^(i+1), each sign in its own range of at most maxSize buckets; a
+// zero bucket counts the zeros. The scale starts at maxScale and stays the
+// largest at which every value recorded so far fits in maxSize buckets:
+// a value that does not fit lowers it, merging pairs of buckets. NaN and
+// ±Inf are ignored (not counted, not in the sum, min or max), as
+// OpenTelemetry's SDK ignores them. A maxSize of 0 means the default,
+// 160; maxSize and maxScale both 0 mean both defaults (160 and 20), so a
+// view of maxScale 0 gives its maxSize. Register fails on a maxSize below
+// 2 or a maxScale outside -10..20, naming the argument. Its data is
+// *ExponentialDistributionData.
+//
+// Recording costs the bucket index (two table loads at scale 8 and
+// below), the series' lock (one compare-and-swap and a store) and a few
+// adds; a series holds 2·8·maxSize bytes of counters (2,560 at the
+// default). Read by every exporter: as OTLP's ExponentialHistogram,
+// Prometheus's native histogram, remote write's histograms, and the
+// msgpack format's aggregation 7 (docs/wire-format.md). With a delta
+// exporter, each interval's histogram has the scale of its own values,
+// as the OpenTelemetry SDK's delta temporality has. Not in OpenCensus.
+func ExponentialDistribution(maxSize, maxScale int32) *Aggregation {
+	return &Aggregation{Type: AggTypeExponentialDistribution, MaxSize: maxSize, MaxScale: maxScale}
+}
+
+// expConfig returns an exponential aggregation's size and scale, the
+// defaults filled in.
+func (a *Aggregation) expConfig() (maxSize, maxScale int32) {
+	maxSize, maxScale = a.MaxSize, a.MaxScale
+	if maxSize == 0 {
+		maxSize = DefaultExponentialMaxSize
+	}
+	if maxScale == 0 && a.MaxSize == 0 {
+		maxScale = DefaultExponentialMaxScale
+	}
+	return maxSize, maxScale
 }
 
 // UpDownSum is Sum for a total that may go down (a queue length, active

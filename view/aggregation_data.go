@@ -2,11 +2,12 @@ package view
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
 // AggregationData is the aggregated value of one row: *CountData, *SumData,
-// *DistributionData or *LastValueData.
+// *DistributionData, *LastValueData or *ExponentialDistributionData.
 type AggregationData interface {
 	isAggregationData() bool
 	equal(other AggregationData) bool
@@ -112,6 +113,48 @@ func (a *DistributionData) equal(other AggregationData) bool {
 	return math.Pow(a.Mean-b.Mean, 2) < epsilon && math.Pow(a.variance()-b.variance(), 2) < epsilon
 }
 
+// ExponentialDistributionData is the data of an ExponentialDistribution
+// aggregation, in the shape of OpenTelemetry's ExponentialHistogram data
+// point: PositiveCounts[i] counts the values v with base^(PositiveOffset+i)
+// < v <= base^(PositiveOffset+i+1), base = 2^(2^-Scale); NegativeCounts
+// likewise for -v; ZeroCount the zeros. Count is ZeroCount plus every
+// bucket's count; Sum is the sum of the counted values. Min and Max are 0
+// while Count is 0 (NaN and ±Inf are never counted). Not in OpenCensus.
+type ExponentialDistributionData struct {
+	Count          int64
+	Sum            float64
+	Min, Max       float64
+	Scale          int32
+	ZeroCount      int64
+	PositiveOffset int32
+	PositiveCounts []int64
+	NegativeOffset int32
+	NegativeCounts []int64
+	Start          time.Time
+}
+
+func (a *ExponentialDistributionData) isAggregationData() bool { return true }
+
+// StartTime returns when the row was first recorded.
+func (a *ExponentialDistributionData) StartTime() time.Time { return a.Start }
+
+// Mean returns Sum/Count, or 0 for an empty row.
+func (a *ExponentialDistributionData) Mean() float64 {
+	if a.Count == 0 {
+		return 0
+	}
+	return a.Sum / float64(a.Count)
+}
+
+func (a *ExponentialDistributionData) equal(other AggregationData) bool {
+	b, ok := other.(*ExponentialDistributionData)
+	return ok && a.Start.Equal(b.Start) && a.Count == b.Count && a.Min == b.Min && a.Max == b.Max &&
+		a.Scale == b.Scale && a.ZeroCount == b.ZeroCount &&
+		a.PositiveOffset == b.PositiveOffset && slices.Equal(a.PositiveCounts, b.PositiveCounts) &&
+		a.NegativeOffset == b.NegativeOffset && slices.Equal(a.NegativeCounts, b.NegativeCounts) &&
+		math.Pow(a.Sum-b.Sum, 2) < epsilon
+}
+
 // Exemplar is an example of the values a bucket counts: the value, when it
 // was recorded, and its attachments (OpenCensus's metricdata.Exemplar,
 // whose Attachments map converts to this one's).
@@ -145,6 +188,8 @@ func ClearStart(data AggregationData) {
 	case *SumData:
 		d.Start = time.Time{}
 	case *DistributionData:
+		d.Start = time.Time{}
+	case *ExponentialDistributionData:
 		d.Start = time.Time{}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -138,6 +139,16 @@ func (v *View) canonicalize() error {
 			return fmt.Errorf("view %q: cannot register: tag key %q is listed twice", v.Name, v.TagKeys[i].Name())
 		}
 	}
+	if v.Aggregation.Type == AggTypeExponentialDistribution {
+		size, scale := v.Aggregation.expConfig()
+		switch exphist.Check(size, scale) {
+		case exphist.ErrMaxSize:
+			return fmt.Errorf("view %q: cannot register: exponential distribution maxSize %d is below 2", v.Name, size)
+		case exphist.ErrMaxScale:
+			return fmt.Errorf("view %q: cannot register: exponential distribution maxScale %d is outside %d..%d", v.Name, scale, exphist.MinScale, exphist.MaxScale)
+		}
+		return nil
+	}
 	if v.Aggregation.Type != AggTypeDistribution {
 		return nil
 	}
@@ -182,7 +193,16 @@ func (a *View) same(b *View) bool {
 		a.Aggregation.UpDown == b.Aggregation.UpDown &&
 		a.Aggregation.Observed == b.Aggregation.Observed &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
+		(a.Aggregation.Type != AggTypeExponentialDistribution || sameExp(a.Aggregation, b.Aggregation)) &&
 		slices.EqualFunc(a.TagKeys, b.TagKeys, func(x, y tag.Key) bool { return x.Name() == y.Name() }))
+}
+
+// sameExp reports whether two exponential aggregations have the same size
+// and scale, defaults filled in.
+func sameExp(a, b *Aggregation) bool {
+	as, ac := a.expConfig()
+	bs, bc := b.expConfig()
+	return as == bs && ac == bc
 }
 
 // registered is a view and the aggregator it feeds.
@@ -249,6 +269,11 @@ func (w *worker) Register(views ...*View) error {
 		}
 		if v.Aggregation.Type == AggTypeDistribution && v.Aggregation.UpperInclusive {
 			r.agg.CountUpperInclusive()
+		}
+		if v.Aggregation.Type == AggTypeExponentialDistribution {
+			if err := r.agg.SetExponential(v.Aggregation.expConfig()); err != nil {
+				return err // canonicalize checked them
+			}
 		}
 		_, isInt := m.(*stats.Int64Measure)
 		if isInt {
@@ -478,6 +503,8 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		return &SumData{Start: s.Start(), Value: s.ReadSum()}
 	case core.KindLastValue:
 		return &LastValueData{Value: s.ReadLast()}
+	case core.KindExponential:
+		return expData(s)
 	}
 	d := &DistributionData{
 		CountPerBucket: make([]int64, len(r.bounds)+1),
@@ -495,6 +522,33 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 	}
 	d.Count, d.Min, d.Max, d.Mean, d.SumOfSquaredDev, d.sum, d.hasSum = st.Count, st.Min, st.Max, st.Mean, st.M2, st.Sum, true
 	return d
+}
+
+// expData reads an exponential series.
+func expData(s *core.Series) *ExponentialDistributionData {
+	var snap exphist.Snapshot
+	s.ReadExp(&snap)
+	d := &ExponentialDistributionData{
+		Count: int64(snap.Count), Sum: snap.Sum, Scale: snap.Scale, ZeroCount: int64(snap.ZeroCount),
+		PositiveOffset: snap.Positive.Offset, PositiveCounts: int64s(snap.Positive.Counts),
+		NegativeOffset: snap.Negative.Offset, NegativeCounts: int64s(snap.Negative.Counts),
+		Start: s.Start(),
+	}
+	if snap.Count > 0 {
+		d.Min, d.Max = snap.Min, snap.Max
+	}
+	return d
+}
+
+func int64s(c []uint64) []int64 {
+	if len(c) == 0 {
+		return nil
+	}
+	out := make([]int64, len(c))
+	for i, x := range c {
+		out[i] = int64(x)
+	}
+	return out
 }
 
 // Row is the data of one tag-value combination of a view.

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"github.com/zerostat/zerostat/internal/attrval"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"math/bits"
 	"slices"
 	"sync"
@@ -125,6 +126,9 @@ type Aggregator struct {
 	ex       exemplars // only written by records with attachments (exemplar.go)
 	// keyTypes types the values of some keys (SetKeyType), copy on write.
 	keyTypes atomic.Pointer[map[string]attrval.Type]
+	// expSize and expScale size an exponential aggregator's histograms
+	// (SetExponential).
+	expSize, expScale int32
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -140,6 +144,9 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 		limit:  int64(limit),
 	}
 	a.cellK = a.fastCellKind()
+	if kind == KindExponential {
+		a.expSize, a.expScale = exphist.DefaultMaxSize, exphist.DefaultMaxScale
+	}
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
 	a.sch.Store(newSchema(byName))

@@ -261,8 +261,9 @@ func (c distCell) addNonFinite(bounds []float64, v float64, n uint64) addResult 
 	return r
 }
 
-// tryAddDist is add for an unstriped distribution series, without add's
-// dispatch: the bucket search, the cell's lock, Welford's update. It
+// tryAddDist is add for an unstriped distribution series, or an
+// exponential one, without add's dispatch: the bucket search, the cell's
+// lock, Welford's update (or exphist.Histogram.Record). It
 // reports false, having done nothing, when the series is striped or its
 // cell sealed (add then handles it); a contended cell is recorded and then
 // striped, as add does.
@@ -271,7 +272,13 @@ func (s *Series) tryAddDist(v float64) bool {
 		return false
 	}
 	a := s.agg
-	switch s.distCell().add(a.bounds, &a.keepErrs, v) {
+	var r addResult
+	if a.kind == KindExponential {
+		r = addExp(&s.expCell().h, v)
+	} else {
+		r = s.distCell().add(a.bounds, &a.keepErrs, v)
+	}
+	switch r {
 	case addOK:
 		return true
 	case addContended:

@@ -258,6 +258,11 @@ func (s *Series) seal(seq uint64) {
 		ss.done.Store(true)
 		return
 	}
+	if s.agg.kind == KindExponential {
+		s.sealExp(ss.orig)
+		ss.done.Store(true)
+		return
+	}
 	n := 1
 	if ss.orig != nil {
 		n += ss.orig.mask + 1
@@ -324,6 +329,8 @@ func (s *Series) unseal(ss *sealState) {
 				ss.orig.dists[p].swapLock(lockSealed, lockFree)
 			}
 		}
+	} else if s.agg.kind == KindExponential {
+		s.unsealExp(ss.orig)
 	} else {
 		for i, v := range ss.words {
 			s.wordCell(ss.orig, i).Store(v)

@@ -17,6 +17,8 @@ func readValue(s *Series, buf []int64) int64 {
 		return s.ReadCount()
 	case KindSum:
 		return int64(s.ReadSum())
+	case KindExponential:
+		return int64(expCount(s))
 	}
 	return s.ReadDist(buf).Count
 }
@@ -60,7 +62,7 @@ func TestSealSeqPublishedAfterSeal(t *testing.T) {
 // could load it, read a series live, acknowledge, and have the series
 // frozen with records R never read, then freed.
 func TestSeparateEvictorLosesNothing(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindDistribution, testIntSum} {
+	for _, kind := range []Kind{KindCount, KindDistribution, testIntSum, KindExponential} {
 		t.Run(fmt.Sprint(kind), func(t *testing.T) {
 			a := newTestAgg(kind, []string{"k"}, []float64{1}, 0)
 			r, q := a.AddReader(), a.AddReader()

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"math"
 	"runtime"
 	"sync"
@@ -19,6 +20,11 @@ func readAll(s *Series) string {
 		return fmt.Sprint(s.ReadSum())
 	case KindLastValue:
 		return fmt.Sprint(s.ReadLast())
+	case KindExponential:
+		var e exphist.Snapshot
+		s.ReadExp(&e)
+		return fmt.Sprintf("n=%d sum=%v min=%v max=%v scale=%d zero=%d +%d%v -%d%v", e.Count, e.Sum, e.Min, e.Max,
+			e.Scale, e.ZeroCount, e.Positive.Offset, e.Positive.Counts, e.Negative.Offset, e.Negative.Counts)
 	}
 	b := make([]int64, len(s.agg.bounds)+1)
 	d := s.ReadDist(b)
@@ -26,7 +32,7 @@ func readAll(s *Series) string {
 }
 
 func TestSealFreezesAndRecordRevives(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindSum, KindLastValue, KindDistribution, testIntSum} {
+	for _, kind := range []Kind{KindCount, KindSum, KindLastValue, KindDistribution, testIntSum, KindExponential} {
 		for _, striped := range []bool{false, true} {
 			if kind == KindLastValue && striped {
 				continue // a last value never stripes
@@ -63,6 +69,7 @@ func TestSealFreezesAndRecordRevives(t *testing.T) {
 					KindSum:          "42",
 					KindLastValue:    "5",
 					KindDistribution: "n=5 sum=42 min=1 max=30 [4 1]",
+					KindExponential:  expWant(1, 2, 30, 4, 5),
 				}[kind]
 				if got := readAll(s); got != want {
 					t.Errorf("after revival %q; want %q", got, want)
@@ -224,7 +231,7 @@ func valueInt(s *Series) int {
 // write to them through cached tag maps and without: every record is in
 // exactly one read, as a delta reader would see it. Run with -race.
 func TestEvictRacesRecorders(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindSum, KindDistribution, testIntSum} {
+	for _, kind := range []Kind{KindCount, KindSum, KindDistribution, testIntSum, KindExponential} {
 		t.Run(fmt.Sprint(kind), func(t *testing.T) {
 			a := newTestAgg(kind, []string{"k"}, []float64{1}, 0)
 			kind := a.kind
@@ -267,6 +274,8 @@ func TestEvictRacesRecorders(t *testing.T) {
 						last[s] = float64(s.ReadCount())
 					case KindSum:
 						last[s] = s.ReadSum()
+					case KindExponential:
+						last[s] = float64(expCount(s))
 					default:
 						last[s] = float64(s.ReadDist(buf).Count)
 					}

@@ -61,7 +61,7 @@ func TestMakeGrowableRules(t *testing.T) {
 // map's cache and through an evicted, freed series' successor land where
 // they belong.
 func TestAddKeysKeepsSeries(t *testing.T) {
-	for _, kind := range []Kind{KindCount, KindDistribution} {
+	for _, kind := range []Kind{KindCount, KindDistribution, KindExponential} {
 		t.Run(fmt.Sprint(kind), func(t *testing.T) {
 			var bounds []float64
 			if kind == KindDistribution {
@@ -97,6 +97,8 @@ func TestAddKeysKeepsSeries(t *testing.T) {
 					n := s.ReadCount()
 					if kind == KindDistribution {
 						n = s.ReadDist(make([]int64, 3)).Count
+					} else if kind == KindExponential {
+						n = int64(expCount(s))
 					}
 					m[valuesOf(a, s)] += n
 				}

@@ -121,7 +121,7 @@ func TestMapCellOnlyForRootContextsAndCells(t *testing.T) {
 	if tm.own.tag.Load() != mapCellNone || tm.own.w.Load() != 0 || countOf(t, a) != 10 {
 		t.Errorf("request parent: tag %#x, cell %d, count %d; want none, 0, 10", tm.own.tag.Load(), tm.own.w.Load(), countOf(t, a))
 	}
-	for _, kind := range []Kind{KindSum, KindDistribution, KindLastValue} {
+	for _, kind := range []Kind{KindSum, KindDistribution, KindLastValue, KindExponential} {
 		m := &Measure{Name: "mapcell/float"}
 		a := NewAggregator(kind, []string{"k"}, []float64{1, 2}, 0)
 		m.Subscribe(a)

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/zerostat/zerostat/internal/exphist"
 )
 
 // Series is the aggregate of one tag-value combination of one view.
@@ -47,8 +49,9 @@ type Series struct {
 type stripes struct {
 	mask  int
 	seal  *sealState
-	words []atomic.Uint64 // Count, Sum: P cells, wordsPerLine apart
-	dists []distCell      // Distribution: P cells
+	words []atomic.Uint64      // Count, Sum: P cells, wordsPerLine apart
+	dists []distCell           // Distribution: P cells
+	exps  []*exphist.Histogram // Exponential: P cells
 }
 
 // newSeries creates the series of vals (view order) with v
@@ -85,6 +88,8 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	}
 	if a.kind == KindDistribution {
 		s.dist = unsafe.Pointer(&newDistCells(1, len(a.bounds)+1)[0][0])
+	} else if a.kind == KindExponential {
+		s.dist = unsafe.Pointer(a.newExpCell())
 	} else if s.fast == fastCount || s.fast == fastIntSum {
 		// The list of its bound cells, empty (boundcell.go): allocated
 		// with the series, so that a snapshot, which reads the series in
@@ -200,8 +205,8 @@ func (a *Aggregator) fastKind() Kind {
 			return fastIntSum
 		}
 		return fastSum
-	case KindDistribution:
-		return fastDist
+	case KindDistribution, KindExponential:
+		return fastDist // tryAddDist takes both
 	}
 	return fastNone
 }
@@ -453,6 +458,8 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 		p := procID() & st.mask
 		if st.dists != nil {
 			r = st.dists[p].add(s.agg.bounds, &s.agg.keepErrs, v)
+		} else if st.exps != nil {
+			r = addExp(st.exps[p], v)
 		} else {
 			r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+1], nil, v)
 		}
@@ -496,6 +503,8 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 		return r
 	case KindLastValue:
 		return setLast(w, v)
+	case KindExponential:
+		return addExp(&s.expCell().h, v)
 	}
 	return d.add(s.agg.bounds, &s.agg.keepErrs, v)
 }
@@ -633,6 +642,8 @@ func (s *Series) inflate() {
 	st := &stripes{mask: n - 1}
 	if s.agg.kind == KindDistribution {
 		st.dists = newDistCells(n, len(s.agg.bounds)+1)
+	} else if s.agg.kind == KindExponential {
+		st.exps = s.agg.newExpStripes(n)
 	} else {
 		words := make([]atomic.Uint64, (n+1)*wordsPerLine)
 		off := alignOffset(words)

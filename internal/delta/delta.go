@@ -10,16 +10,23 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/exphist"
 )
 
 // Values are one series' data for an export. Which fields are set depends
 // on the aggregation: Count; Sum; Last (LastValue); Dist (Distribution,
-// whose bucket counts Read writes into its buckets argument).
+// whose bucket counts Read writes into its buckets argument); Exp
+// (core.KindExponential: a cumulative read, or an interval's values at
+// their own scale with their own min and max, see
+// core.Series.ReadExpDelta). Read reuses Exp's Counts: an exporter that
+// reads every series into one Values allocates nothing once they have
+// grown.
 type Values struct {
 	Count uint64
 	Sum   float64
 	Last  float64
 	Dist  core.DistStats
+	Exp   exphist.Snapshot
 	// FirstRead is true when the tracker had not read the series before:
 	// in delta temporality a distribution's Min and Max (which cannot be
 	// un-merged and are always the series' whole life) are then also the
@@ -57,6 +64,10 @@ type View struct {
 	// read's deltas take M2 from the totals (core.Sub).
 	rejoined bool
 	leftOut  bool // see LeftOut
+	// exp identifies the tracker to an exponential view's series, which
+	// keep each delta reader's undrained values (core.ReadExpDelta): one
+	// for the view's life in the tracker, across Close.
+	exp *core.ExpReader
 	// Last is free for the exporter: the end of the previous export of the
 	// view, for instance (OTLP's start time of the next interval).
 	Last int64
@@ -134,6 +145,9 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 			v.stride = 1 + distFixed + len(a.Bounds()) + 1
 		case core.KindSum:
 			v.stride = 3 // the total and its rounding errors (core.Series.ReadSumParts)
+		case core.KindExponential:
+			v.stride = 1 // the series keep the reader's state (core.Series.ReadExpDelta)
+			v.exp = new(core.ExpReader)
 		}
 		t.views[a] = v
 	}
@@ -220,9 +234,12 @@ func CumulativeStart(a *core.Aggregator, s *core.Series) (start time.Time, own b
 // them), so never evicted. It does not allocate once st has
 // grown to the series' ID, except to evict.
 func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values) bool {
-	*out = Values{FirstRead: true}
+	exp := out.Exp // its Counts are reused
+	*out = Values{FirstRead: true, Exp: exp}
 	if st == nil {
 		switch kind {
+		case core.KindExponential:
+			s.ReadExp(&out.Exp)
 		case core.KindCount:
 			out.Count = uint64(s.ReadCount())
 		case core.KindSum:
@@ -271,6 +288,12 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 			say = changed && out.Sum != 0
 		}
 		prev[0], prev[1] = math.Float64bits(v), math.Float64bits(lo)
+	case core.KindExponential:
+		// The interval's own values, drained (core.Series.ReadExpDelta):
+		// a NaN or an infinity (not counted, in Dropped) is a change too.
+		out.FirstRead = s.ReadExpDelta(st.exp, &out.Exp)
+		changed = out.Exp.Count != 0 || out.Exp.Dropped != 0
+		say = out.Exp.Count != 0
 	case core.KindLastValue:
 		// A last value is a state, not a change: it is always sent and
 		// never idle, so a constant gauge (build_info 1) is never evicted.

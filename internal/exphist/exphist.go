@@ -129,13 +129,22 @@ type span struct {
 // ErrMaxScale if maxScale is outside MinScale..MaxScale. Cost: two
 // allocations, 2·8·maxSize bytes of counters and the 128-byte struct.
 func New(maxSize, maxScale int32) (*Histogram, error) {
-	if maxSize < 2 {
-		return nil, ErrMaxSize
+	h := new(Histogram)
+	if err := h.Init(maxSize, maxScale); err != nil {
+		return nil, err
 	}
-	if maxScale < MinScale || maxScale > MaxScale {
-		return nil, ErrMaxScale
+	return h, nil
+}
+
+// Init makes h, a zero Histogram not yet shared, an empty histogram as New
+// returns, for a caller that keeps the histogram inside a struct of its
+// own (internal/core's series: one load fewer per record). Same errors
+// and cost as New, less the struct.
+func (h *Histogram) Init(maxSize, maxScale int32) error {
+	if err := Check(maxSize, maxScale); err != nil {
+		return err
 	}
-	h := &Histogram{
+	*h = Histogram{
 		maxSize:  maxSize,
 		maxScale: maxScale,
 		min:      math.Inf(1),
@@ -145,7 +154,19 @@ func New(maxSize, maxScale int32) (*Histogram, error) {
 		neg:      span{head: maxSize, lim: 2 * maxSize},
 	}
 	h.scale.Store(maxScale)
-	return h, nil
+	return nil
+}
+
+// Check reports whether maxSize and maxScale are valid: ErrMaxSize if
+// maxSize < 2, ErrMaxScale if maxScale is outside MinScale..MaxScale.
+func Check(maxSize, maxScale int32) error {
+	if maxSize < 2 {
+		return ErrMaxSize
+	}
+	if maxScale < MinScale || maxScale > MaxScale {
+		return ErrMaxScale
+	}
+	return nil
 }
 
 // MustNew is New for arguments known to be valid; it panics on an error.

@@ -44,6 +44,10 @@ type Metric struct {
 	// b[i-1] < v <= b[i] (view.DistributionUpperInclusive); otherwise a
 	// value equal to a bound is counted in the bucket above it.
 	UpperInclusive bool
+	// Exponential reports an exponential histogram
+	// (view.ExponentialDistribution): OTLP's ExponentialHistogram,
+	// Prometheus's native histogram (docs/metric-mapping.md).
+	Exponential bool
 }
 
 // MetricOf maps view v. Set-up cost: a few string operations.
@@ -86,6 +90,9 @@ func (d Desc) Metric() Metric {
 	case core.KindDistribution:
 		m.Int = false
 		m.UpperInclusive = d.UpperInclusive
+	case core.KindExponential:
+		// Its buckets count base^i < |v| <= base^(i+1): upper-inclusive.
+		m.Int, m.UpperInclusive, m.Exponential = false, true, true
 	}
 	return m
 }

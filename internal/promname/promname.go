@@ -69,7 +69,7 @@ func TypeOf(k core.Kind) Type {
 		return Counter
 	case core.KindLastValue:
 		return Gauge
-	case core.KindDistribution:
+	case core.KindDistribution, core.KindExponential:
 		return Histogram
 	}
 	return 0
