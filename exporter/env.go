@@ -147,6 +147,8 @@ func TemporalityOf(p TemporalityPreference, t view.AggType) wire.Temporality {
 		k = core.KindDistribution
 	case view.AggTypeLastValue:
 		k = core.KindLastValue
+	case view.AggTypeExponentialDistribution:
+		k = core.KindExponential
 	}
 	if p.Delta(k) {
 		return Delta

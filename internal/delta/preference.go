@@ -43,7 +43,8 @@ func ParsePreference(s string) (Preference, error) {
 
 // Delta reports whether kind k is read as deltas under p: the
 // specification's table for synchronous instruments, zerostat's Count
-// and Sum being Counters, Distribution a Histogram, LastValue a Gauge.
+// and Sum being Counters, Distribution and the exponential distribution
+// Histograms, LastValue a Gauge.
 func (p Preference) Delta(k core.Kind) bool {
 	if p != PreferDelta && p != PreferLowMemory {
 		return false
@@ -51,7 +52,7 @@ func (p Preference) Delta(k core.Kind) bool {
 	switch k {
 	case core.KindCount, core.KindSum: // Counter: delta under delta and lowmemory
 		return true
-	case core.KindDistribution: // Histogram: delta under delta and lowmemory
+	case core.KindDistribution, core.KindExponential: // Histogram: delta under delta and lowmemory
 		return true
 	}
 	// Gauge: cumulative (its point is its last value either way). An
@@ -63,7 +64,7 @@ func (p Preference) Delta(k core.Kind) bool {
 // whether observed sums (asynchronous counters) stay cumulative (the
 // lowmemory preference).
 type Kinds struct {
-	d              [core.KindLastValue + 1]bool
+	d              [core.KindExponential + 1]bool
 	observedTotals bool
 }
 
