@@ -90,6 +90,12 @@ func TestBadInputEverywhere(t *testing.T) {
 		{"Register repeated bound", func() error {
 			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Distribution(2, 1, 2)})
 		}, `view "x": cannot register: bucket bound 2 is repeated`},
+		{"Register exponential maxSize", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.ExponentialDistribution(1, 20)})
+		}, `view "x": cannot register: exponential distribution maxSize 1 is below 2`},
+		{"Register exponential maxScale", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.ExponentialDistribution(160, 21)})
+		}, `view "x": cannot register: exponential distribution maxScale 21 is outside -10..20`},
 		{"Register bad name", func() error { return view.Register(&view.View{Name: "a\tb", Measure: m, Aggregation: view.Sum()}) },
 			`view "a\tb": cannot register: name must be printable ASCII`},
 		{"Register repeated key", func() error {
