@@ -153,8 +153,10 @@ const (
 //
 // Recording costs the bucket index (two table loads at scale 8 and
 // below), the series' lock (one compare-and-swap and a store) and a few
-// adds; a series holds 2·8·maxSize bytes of counters (2,560 at the
-// default). Read by every exporter: as OTLP's ExponentialHistogram,
+// adds, and no allocation once its range has settled (its counters
+// double as its range grows, at most 5 times per sign at the default
+// size); a series holds about 8 bytes per bucket in its range (at most
+// 2,560 at the default size) and 144 more. Read by every exporter: as OTLP's ExponentialHistogram,
 // Prometheus's native histogram, remote write's histograms, and the
 // msgpack format's aggregation 7 (docs/wire-format.md). With a delta
 // exporter, each interval's histogram has the scale of its own values,

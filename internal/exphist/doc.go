@@ -49,10 +49,13 @@
 //
 // # Costs
 //
-// Record: no allocation; the index (two table loads at scale 8 and
-// below, plus a division and a short series above), one compare-and-swap,
-// a few adds, one store. A histogram holds 2·MaxSize counters, allocated
-// by New (2,560 bytes at the default). Snapshot, Merge and Sub are
+// Record: the index (two table loads at scale 8 and below, plus a
+// division and a short series above), one compare-and-swap, a few adds,
+// one store; no allocation once each sign's ring of counters has grown
+// to its range (at most 5 doublings per sign in a histogram's life at the
+// default MaxSize: see Histogram). A histogram holds the 128-byte struct
+// and 8 bytes per bucket of its range, rounded up to the ring (at most
+// 2,560 bytes at the default MaxSize). Snapshot, Merge and Sub are
 // O(buckets) and allocate nothing into a Snapshot whose Counts have the
 // capacity.
 //

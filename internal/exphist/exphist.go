@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Defaults of the OpenTelemetry SDK specification's "Base2 Exponential
@@ -81,10 +82,15 @@ func (e configError) Error() string {
 //
 // # Memory
 //
-// New allocates maxSize counters per sign up front (2·8·maxSize bytes,
-// 2,560 for the default) plus the 128-byte struct: buckets are used as a circular
-// buffer, so adding a bucket below the lowest never moves the others, and
-// a record never allocates.
+// Each sign's buckets are a circular buffer (a ring), so adding a bucket
+// below the lowest never moves the others. A ring is allocated by the
+// first value of its sign (8 counters, or maxSize if fewer) and doubles,
+// up to maxSize counters, when a value extends its sign's range past it:
+// at most 5 allocations per sign in a histogram's life at the default
+// maxSize (8, 16, ..., 160), none once its range has settled. A
+// histogram of positive values over 100 buckets holds 128 counters
+// (1,024 bytes) plus the 128-byte struct, where rings of maxSize per sign
+// up front would take 2,560 bytes.
 type Histogram struct {
 	lock atomic.Uint32
 	// scale is written under lock (a downscale, a reset) and loaded
@@ -99,10 +105,7 @@ type Histogram struct {
 	sum      float64 // the values' sum, added in record order
 	sumLo    float64 // sum's rounding errors (TwoSum): sum+sumLo is the exact running total
 	min, max float64 // +Inf, -Inf while no value is recorded
-	// counts holds both signs' buckets: positive in counts[:maxSize],
-	// negative in counts[maxSize:].
-	counts   []uint64
-	pos, neg span
+	pos, neg span    // each sign's buckets
 	// dropped counts the values not in count: NaN and ±Inf (ignored, as
 	// the SDK's aggregation ignores them) and, with maxSize 2 only, a value
 	// whose bucket cannot fit even at scale -10 (see Record).
@@ -110,24 +113,50 @@ type Histogram struct {
 	// 128 bytes in all: a size class that is a multiple of 64, so that
 	// two histograms allocated one after the other (per-goroutine or per-P
 	// stripes) never share a cache line, and a record touches two lines
-	// of it (the first 64 bytes, then counts and its sign's span).
+	// of it (the first 64 bytes, then its sign's span), and its ring.
 }
 
 // span is one sign's buckets: n consecutive bucket indexes from start, in
-// a circular buffer of maxSize counters, counts[lim-maxSize:lim] of the
-// histogram's counts, bin start at counts[head]. Counters outside the n
-// in use are 0.
+// a ring of size counters (bucket start at ring[head]). Counters outside
+// the n in use are 0. size is 0 and ring nil until the sign's first value.
 type span struct {
 	start int32
 	n     int32
 	head  int32
-	lim   int32
+	size  int32
+	ring  *uint64 // the first of size counters: a pointer, to keep the struct at 128 bytes
+}
+
+// at returns the counter at position p (0 <= p < size) of sp's ring.
+func (sp *span) at(p int32) *uint64 {
+	return (*uint64)(unsafe.Add(unsafe.Pointer(sp.ring), uintptr(p)*8))
+}
+
+// counters returns sp's ring as a slice.
+func (sp *span) counters() []uint64 { return unsafe.Slice(sp.ring, sp.size) }
+
+// minRing is the size of a sign's first ring (maxSize if smaller).
+const minRing = 8
+
+// reserve makes sp's ring hold at least need buckets (need <= maxSize):
+// a new ring of twice the size (at least minRing, at most maxSize, at
+// least need), the buckets in use copied to its start. Under the lock.
+func (sp *span) reserve(need, maxSize int32) {
+	if need <= sp.size {
+		return
+	}
+	n := min(max(2*sp.size, minRing, need), maxSize)
+	ring := make([]uint64, n)
+	for i := int32(0); i < sp.n; i++ {
+		ring[i] = *sp.at(sp.pos(i))
+	}
+	sp.ring, sp.size, sp.head = &ring[0], n, 0
 }
 
 // New returns an empty histogram of at most maxSize buckets per sign and
 // scale at most maxScale. It fails with ErrMaxSize if maxSize < 2 and
-// ErrMaxScale if maxScale is outside MinScale..MaxScale. Cost: two
-// allocations, 2·8·maxSize bytes of counters and the 128-byte struct.
+// ErrMaxScale if maxScale is outside MinScale..MaxScale. Cost: the
+// 128-byte struct (the counters come with the values, see Histogram).
 func New(maxSize, maxScale int32) (*Histogram, error) {
 	h := new(Histogram)
 	if err := h.Init(maxSize, maxScale); err != nil {
@@ -149,9 +178,6 @@ func (h *Histogram) Init(maxSize, maxScale int32) error {
 		maxScale: maxScale,
 		min:      math.Inf(1),
 		max:      math.Inf(-1),
-		counts:   make([]uint64, 2*int(maxSize)),
-		pos:      span{lim: maxSize},
-		neg:      span{head: maxSize, lim: 2 * maxSize},
 	}
 	h.scale.Store(maxScale)
 	return nil
@@ -234,11 +260,7 @@ func (h *Histogram) Record(v float64) Result {
 			sp = &h.neg
 		}
 		if d := bin - sp.start; uint32(d) < uint32(sp.n) {
-			p := sp.head + d
-			if p >= sp.lim {
-				p -= h.maxSize
-			}
-			h.counts[p]++
+			*sp.at(sp.pos(d))++
 		} else if !h.grow(sp, bin) {
 			h.dropped++
 			h.addStats(v)
@@ -298,8 +320,9 @@ func rebin(v float64, bin, was, now int32) int32 {
 //go:noinline
 func (h *Histogram) grow(sp *span, bin int32) bool {
 	if sp.n == 0 {
-		sp.start, sp.n, sp.head = bin, 1, sp.lim-h.maxSize
-		h.counts[sp.head] = 1
+		sp.reserve(1, h.maxSize)
+		sp.start, sp.n, sp.head = bin, 1, 0
+		*sp.at(0) = 1
 		return true
 	}
 	if change := scaleChange(bin, sp.start, sp.n, h.maxSize); change > 0 {
@@ -307,22 +330,24 @@ func (h *Histogram) grow(sp *span, bin int32) bool {
 		if s-change < MinScale {
 			return false
 		}
-		h.pos.downscale(h.counts, change, h.maxSize)
-		h.neg.downscale(h.counts, change, h.maxSize)
+		h.pos.downscale(change)
+		h.neg.downscale(change)
 		h.scale.Store(s - change)
 		bin >>= change
 	}
+	// The range from bin to the span's far end fits maxSize (scaleChange).
+	sp.reserve(max(sp.start+sp.n, bin+1)-min(sp.start, bin), h.maxSize)
 	if d := bin - sp.start; d < 0 {
 		sp.head += d
-		if sp.head < sp.lim-h.maxSize {
-			sp.head += h.maxSize
+		if sp.head < 0 {
+			sp.head += sp.size
 		}
 		sp.start = bin
 		sp.n -= d
 	} else if d >= sp.n {
 		sp.n = d + 1
 	}
-	h.counts[sp.pos(bin-sp.start, h.maxSize)]++
+	*sp.at(sp.pos(bin - sp.start))++
 	return true
 }
 
@@ -345,11 +370,12 @@ func scaleChange(bin, start, n, maxSize int32) int32 {
 	return c
 }
 
-// pos returns the position in counts of the i-th bucket of sp.
-func (sp *span) pos(i, size int32) int32 {
+// pos returns the position in sp's ring of its i-th bucket (0 <= i <
+// size).
+func (sp *span) pos(i int32) int32 {
 	p := sp.head + i
-	if p >= sp.lim {
-		p -= size
+	if p >= sp.size {
+		p -= sp.size
 	}
 	return p
 }
@@ -357,7 +383,7 @@ func (sp *span) pos(i, size int32) int32 {
 // downscale lowers sp's scale by change (> 0): bucket i becomes i>>change,
 // summing the buckets that merge, in place. Its first bucket keeps its
 // position; the counters freed are zeroed. Cost: O(n).
-func (sp *span) downscale(counts []uint64, change, size int32) {
+func (sp *span) downscale(change int32) {
 	if sp.n == 0 {
 		return
 	}
@@ -366,11 +392,11 @@ func (sp *span) downscale(counts []uint64, change, size int32) {
 	// Reading in order, bucket i's merged bucket j <= i: its counter has
 	// been read (and cleared) already when it receives i's count.
 	for i := int32(0); i < sp.n; i++ {
-		p := sp.pos(i, size)
-		c := counts[p]
-		counts[p] = 0
+		p := sp.at(sp.pos(i))
+		c := *p
+		*p = 0
 		j := (sp.start+i)>>change - start
-		counts[sp.pos(j, size)] += c
+		*sp.at(sp.pos(j)) += c
 	}
 	sp.start = start
 	sp.n = end - start + 1

@@ -52,8 +52,8 @@ func (h *Histogram) SnapshotReset(dst *Snapshot) {
 	restore := h.rlock()
 	h.copyTo(dst)
 	h.dropped = 0
-	h.pos.clear(h.counts, h.maxSize)
-	h.neg.clear(h.counts, h.maxSize)
+	h.pos.clear()
+	h.neg.clear()
 	h.count, h.zero = 0, 0
 	h.sum, h.sumLo = 0, 0
 	h.min, h.max = math.Inf(1), math.Inf(-1)
@@ -69,30 +69,30 @@ func (h *Histogram) copyTo(dst *Snapshot) {
 	dst.Sum, dst.SumLo = h.sum, h.sumLo
 	dst.Min, dst.Max = h.min, h.max
 	dst.Dropped = h.dropped
-	h.pos.copyTo(h.counts, &dst.Positive)
-	h.neg.copyTo(h.counts, &dst.Negative)
+	h.pos.copyTo(&dst.Positive)
+	h.neg.copyTo(&dst.Negative)
 }
 
-// copyTo copies sp's buckets (in counts) in order into b.
-func (sp *span) copyTo(counts []uint64, b *Buckets) {
+// copyTo copies sp's buckets in order into b.
+func (sp *span) copyTo(b *Buckets) {
 	n := int(sp.n)
 	c := grow(b.Counts, n)
 	b.Offset = sp.start
 	if n == 0 {
 		b.Offset = 0
 	}
-	base := int(sp.lim) - len(counts)/2
-	k := copy(c, counts[sp.head:min(int(sp.head)+n, int(sp.lim))])
-	copy(c[k:], counts[base:base+n-k])
+	ring := sp.counters()
+	k := copy(c, ring[sp.head:min(int(sp.head)+n, len(ring))])
+	copy(c[k:], ring[:n-k])
 	b.Counts = c
 }
 
-// clear empties sp.
-func (sp *span) clear(counts []uint64, size int32) {
+// clear empties sp, keeping its ring.
+func (sp *span) clear() {
 	for i := int32(0); i < sp.n; i++ {
-		counts[sp.pos(i, size)] = 0
+		*sp.at(sp.pos(i)) = 0
 	}
-	sp.start, sp.n, sp.head = 0, 0, sp.lim-size
+	sp.start, sp.n, sp.head = 0, 0, 0
 }
 
 // grow returns c resliced to length n, reallocated only when its capacity
