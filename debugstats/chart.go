@@ -41,6 +41,8 @@ type chart struct {
 	Ticks       []tick
 	Marks       []mark
 	Caption     string // the accessible description (role="img")
+
+	step, barW float64 // a bar's pitch and width, for marks
 }
 
 type bar struct {
@@ -67,40 +69,65 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // estimates marked.
 func barChart(b []float64, d *view.DistributionData) chart {
 	n := len(d.CountPerBucket)
+	labels := make([]string, len(b))
+	for i, x := range b {
+		labels[i] = compact(x)
+	}
+	c := newChart(d.CountPerBucket, uint64(max(d.Count, 0)), func(i int) string { return bucketRange(b, i) }, labels)
+	if d.Count > 0 {
+		for _, q := range chartQuantiles {
+			v := quantile(b, d, q.q)
+			c.mark(position(b, d, v, c.step, c.barW), q.name, v)
+		}
+	}
+	c.Caption = "histogram of " + strconv.Itoa(n) + " buckets, " + strconv.FormatInt(d.Count, 10) + " values"
+	return c
+}
+
+// chartQuantiles are the estimates a chart marks.
+var chartQuantiles = []struct {
+	q    float64
+	name string
+}{{0.5, "p50"}, {0.99, "p99"}}
+
+// newChart lays out bars of the given counts, scaled to the fullest, each
+// titled by title(i) with its share of total; labels[i] (len(counts)-1 of
+// them) labels the edge between bar i and bar i+1, thinned out so that
+// labels do not overlap.
+func newChart[C int64 | uint64](counts []C, total uint64, title func(i int) string, labels []string) chart {
+	n := len(counts)
 	step := float64(barWidth + barGap)
 	if w := 2*chartPad + float64(n)*step; w > maxChart {
 		step = (maxChart - 2*chartPad) / float64(n)
 	}
 	barW := step * barWidth / (barWidth + barGap)
-	c := chart{PlotH: plotHeight, H: plotHeight + labelHeight}
+	c := chart{PlotH: plotHeight, H: plotHeight + labelHeight, step: step, barW: barW}
 	c.W = max(minChart, int(2*chartPad+float64(n)*step))
-	var peak int64
-	for _, v := range d.CountPerBucket {
+	var peak C
+	for _, v := range counts {
 		peak = max(peak, v)
 	}
 	c.Bars = make([]bar, n)
-	for i, v := range d.CountPerBucket {
+	for i, v := range counts {
 		x := chartPad + float64(i)*step
 		h := 1.0 // empty buckets: a stub on the axis
 		if v > 0 {
 			h = max(2, round1(float64(v)/float64(peak)*(plotHeight-2)))
 		}
 		pct := 0.0
-		if d.Count > 0 {
-			pct = 100 * float64(v) / float64(d.Count)
+		if total > 0 {
+			pct = 100 * float64(v) / float64(total)
 		}
 		c.Bars[i] = bar{
-			X: round1(x), Y: round1(plotHeight - h), W: round1(barW), H: h, Zero: v == 0,
-			Title: bucketRange(b, i) + ": " + strconv.FormatInt(v, 10) + " (" + strconv.FormatFloat(pct, 'f', 1, 64) + "%)",
+			X: round1(x), Y: round1(plotHeight - h), W: round1(barW), H: h, Zero: v <= 0,
+			Title: title(i) + ": " + strconv.FormatUint(uint64(max(v, 0)), 10) + " (" + strconv.FormatFloat(pct, 'f', 1, 64) + "%)",
 		}
 	}
-	labels := make([]string, len(b))
 	widest := 0
-	for i, x := range b {
-		labels[i] = compact(x)
-		widest = max(widest, len(labels[i]))
+	for _, l := range labels {
+		widest = max(widest, len(l))
 	}
-	// Label every k-th bound, k such that labels of about charWidth per
+	// Label every k-th edge, k such that labels of about charWidth per
 	// character, with a gap, do not overlap.
 	every := max(1, int(math.Ceil((float64(widest)*charWidth+3)/step)))
 	for i, l := range labels {
@@ -108,17 +135,12 @@ func barChart(b []float64, d *view.DistributionData) chart {
 			c.Ticks = append(c.Ticks, tick{X: round1(chartPad + float64(i+1)*step - (step-barW)/2), Text: l})
 		}
 	}
-	if d.Count > 0 {
-		for _, q := range []struct {
-			q    float64
-			name string
-		}{{0.5, "p50"}, {0.99, "p99"}} {
-			v := quantile(b, d, q.q)
-			c.Marks = append(c.Marks, mark{X: round1(position(b, d, v, step, barW)), Class: q.name, Title: q.name + " ≈ " + formatFloat(v)})
-		}
-	}
-	c.Caption = "histogram of " + strconv.Itoa(n) + " buckets, " + strconv.FormatInt(d.Count, 10) + " values"
 	return c
+}
+
+// mark adds the mark of estimate v, named name ("p50"), at x.
+func (c *chart) mark(x float64, name string, v float64) {
+	c.Marks = append(c.Marks, mark{X: round1(x), Class: name, Title: name + " ≈ " + formatFloat(v)})
 }
 
 // position maps a value to the chart's x: its bucket's bar, and within the

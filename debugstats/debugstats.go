@@ -280,7 +280,7 @@ func (h *handler) buildView(i int, cv *core.View, now time.Time) *viewModel {
 		Agg:         aggName(a.Kind()),
 		Keys:        cv.Keys,
 		Since:       a.Start().Format("15:04:05") + " (" + ago(now.Sub(a.Start())) + ")",
-		IsDist:      a.Kind() == core.KindDistribution,
+		IsDist:      a.Kind() == core.KindDistribution || a.Kind() == core.KindExponential,
 		JSONURL:     h.snapshotLink(cv.Name, "json"),
 		MsgpackURL:  h.snapshotLink(cv.Name, "msgpack"),
 		Card:        cardinality{Len: a.Len(), Limit: a.Limit(), Overflowed: a.Overflowed()},
@@ -289,7 +289,9 @@ func (h *handler) buildView(i int, cv *core.View, now time.Time) *viewModel {
 		// A count counts recordings: its values have no unit.
 		vm.MeasureUnit = unitName(cv.Unit)
 	}
-	if m.UpperInclusive {
+	if m.UpperInclusive && a.Kind() == core.KindDistribution {
+		// (An exponential distribution's buckets are upper-inclusive too:
+		// its bars' titles say so.)
 		vm.Agg += " (v <= bound)"
 	}
 	if c := &vm.Card; c.Limit > 0 {
@@ -336,6 +338,8 @@ func aggName(k core.Kind) string {
 		return "Distribution"
 	case core.KindLastValue:
 		return "LastValue"
+	case core.KindExponential:
+		return "ExponentialDistribution"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -354,6 +358,8 @@ func total(k core.Kind, rows []*view.Row) string {
 			s += d.Value
 		case *view.DistributionData:
 			n += d.Count
+		case *view.ExponentialDistributionData:
+			n += d.Count
 		case *view.LastValueData:
 			s = d.Value
 		}
@@ -361,7 +367,7 @@ func total(k core.Kind, rows []*view.Row) string {
 	switch k {
 	case core.KindCount:
 		return strconv.FormatInt(n, 10)
-	case core.KindDistribution:
+	case core.KindDistribution, core.KindExponential:
 		return strconv.FormatInt(n, 10) + " recorded"
 	case core.KindSum:
 		return formatFloat(s)
@@ -406,6 +412,18 @@ func rowOf(r *view.Row) rowModel {
 			Chart: barChart(b, d),
 		}
 		rm.Dist.Exemplars = exemplarsOf(b, d.ExemplarsPerBucket)
+	case *view.ExponentialDistributionData:
+		s := snapshotOf(d)
+		rm.Dist = &distModel{
+			Count: d.Count,
+			Mean:  formatFloat(d.Mean()),
+			Min:   formatFloat(d.Min),
+			Max:   formatFloat(d.Max),
+			P50:   formatFloat(expQuantile(s, 0.5)),
+			P90:   formatFloat(expQuantile(s, 0.9)),
+			P99:   formatFloat(expQuantile(s, 0.99)),
+			Chart: expChart(s),
+		}
 	}
 	return rm
 }

@@ -13,6 +13,20 @@
 //		Exporters: []*exporter.Exporter{exp},
 //	}))
 //
+// Exponential distributions (view.ExponentialDistribution) are shown as
+// distributions are: count, mean, min, max, p50, p90 and p99, and a chart
+// of their buckets in ascending order of value (negative buckets, the
+// zero bucket, positive buckets), each bar titled with its range under
+// OpenTelemetry's rule ("(1, 2]"; "[-4, -2)" for a negative one; "0"). A
+// histogram of more than 48 buckets is drawn at a lower scale, pairs of
+// buckets merged (they nest exactly), so the chart stays readable; the
+// caption gives both scales. Each quantile is estimated within the
+// bucket that holds it, at the histogram's own scale, by the geometric
+// interpolation current Prometheus's histogram_quantile uses for a native
+// histogram's exponential buckets (linear in the logarithm of the value;
+// Prometheus 2.42 interpolated linearly), the bucket's edges clamped to
+// the row's min and max as for a distribution; the zero bucket answers 0.
+//
 // The page is plain HTML from html/template with inline CSS and SVG: no
 // script, no front-end build, nothing fetched from elsewhere. Every value,
 // tag values included, is escaped for its context by html/template.

@@ -33,7 +33,8 @@
 // unit "1", "ms" or "By" (any other becomes "1", and a Count is always
 // "1"); the type CumulativeInt64 for a Count and for a Sum of an Int64
 // measure, CumulativeFloat64 for a Sum of a Float64 measure,
-// CumulativeDistribution, GaugeInt64 or GaugeFloat64 for a LastValue and
+// CumulativeDistribution (an exponential distribution too: see
+// Exponential distributions), GaugeInt64 or GaugeFloat64 for a LastValue and
 // for an UpDownSum (a sum that may go down, which OpenCensus has not: a
 // gauge of its total, never a counter, as zerostat's exporters show it);
 // the
@@ -52,6 +53,65 @@
 // metricproducer), with the same mapping; each of its metrics carries the
 // meter's resource (view.Meter.SetResource) as OpenCensus sets it,
 // unless Options.Resource is set.
+//
+// # Exponential distributions
+//
+// OpenCensus has no exponential histogram. A view of
+// view.ExponentialDistribution is published as an OpenCensus distribution
+// (CumulativeDistribution; an Exporter's view has Distribution) whose
+// explicit bounds are the edges of its buckets, so every bucket count
+// is carried exactly, as it is. At scale s (base b = 2^(2^-s)), with
+// negative buckets n..N and positive buckets p..P populated, the bounds
+// are
+//
+//	-b^(N+1), ..., -b^(n+1), -b^n, 0, b^p, b^(p+1), ..., b^(P+1)
+//
+// and OpenCensus's buckets hold, in order: 0 (below -b^(N+1)); the
+// negative buckets' counts, most negative first; 0 ([-b^n, 0)); the zero
+// count ([0, b^p)); the positive buckets' counts; 0 (from b^(P+1)). The
+// count and sum are the histogram's (the Producer's Sum is the exact
+// running sum; an Exporter's Mean is Sum/Count); min and max too (view
+// data). SumOfSquaredDeviation is 0: an exponential histogram does not
+// keep it, and OpenCensus's type cannot say it is missing. No exemplars.
+// A Producer's point carries its row's own buckets, at the row's own
+// scale; an Exporter's report has one view, so one list of bounds for
+// every row: the scale and ranges a histogram of the view's maxSize
+// buckets per sign holding every row's values would have (which
+// exphist.Snapshot.Merge computes), each row's buckets lowered to it (they
+// nest exactly: its counts stay exact, at that coarser resolution), so a
+// report's bounds change when the rows' range grows or their scale falls.
+//
+// What OpenCensus's model cannot say, and how the labels differ:
+//
+//   - Bucket rule. OpenCensus's buckets are lower-inclusive, [b^i,
+//     b^(i+1)); the data model's positive buckets are upper-inclusive,
+//     (b^i, b^(i+1)]. The counts are carried bucket for bucket as the
+//     histogram has them, so the bounds only label them: a value on an
+//     edge, b^(i+1), is counted in the bucket labelled [b^i, b^(i+1)),
+//     where OpenCensus's rule would have put it in the next one
+//     (TestExpBoundsCarryTheBuckets). Negative buckets, [-b^(i+1),
+//     -b^i), are the same under both rules, and 0 is in [0, b^p) under
+//     both. As with DistributionUpperInclusive, OpenCensus's types cannot
+//     say which rule the counts follow.
+//   - Negative and zero bounds. OpenCensus's view.Register rejects
+//     negative bounds and drops a zero bound (and its metricdata
+//     documents the first bucket as [0, Bounds[0])); the bridge never
+//     registers the view with OpenCensus, and passes them as
+//     DistributionUpperInclusive's negative and zero bounds are passed.
+//     OpenCensus's Prometheus exporter writes them as le="-4", le="0"
+//     (TestContribPrometheusExportsExponentialView); an exporter that
+//     assumes non-negative bounds sees a histogram without negative
+//     values only.
+//   - Edges beyond float64. The upper edge of the bucket of the largest
+//     floats (2^1024) is not a float64: such a bound is left out, as is an
+//     edge not above the previous one (two subnormal edges that round to
+//     the same float), merging its two OpenCensus buckets; the counts stay
+//     exact.
+//   - Scale, the zero threshold and the bucket indexes themselves are not
+//     carried: they are implied by the bounds (scale: the ratio of
+//     successive positive bounds). An edge above scale 0 is 2^(i·2^-s)
+//     within an ulp (Exp2), not exactly; scale 0 and below are exact
+//     powers of two.
 //
 // # OpenCensus view exporters
 //
@@ -74,6 +134,8 @@
 //     a Sum as a counter, which a total that goes down would break). A
 //     DistributionUpperInclusive is a Distribution of the same bounds whose
 //     counts keep its own bucket rule: OpenCensus's types cannot say so.
+//     An ExponentialDistribution is a Distribution whose bounds are its
+//     rows' bucket edges at one scale (see Exponential distributions).
 //   - Start: when the view was registered, the same every period; End:
 //     the report's time.
 //   - Rows: cumulative since the view was registered; a view without rows

@@ -10,6 +10,7 @@ import (
 	ocview "go.opencensus.io/stats/view"
 	octag "go.opencensus.io/tag"
 
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -125,28 +126,69 @@ func isComparable(e ocview.Exporter) bool { return reflect.TypeOf(e).Comparable(
 // the end (the report's time), and its rows, none for a view without
 // rows; nil for a view of an aggregation OpenCensus does not have.
 func viewData(d *view.Data) *ocview.Data {
-	v := ocView(d.View)
+	// An exponential view's rows share one layout (a report has one view,
+	// and so one list of bounds): see the package doc.
+	var layout *exphist.Layout
+	var snaps []*exphist.Snapshot
+	if a := d.View.Aggregation; a.Type == view.AggTypeExponentialDistribution {
+		snaps = make([]*exphist.Snapshot, len(d.Rows))
+		for i, r := range d.Rows {
+			if e, ok := r.Data.(*view.ExponentialDistributionData); ok {
+				snaps[i] = snapshotOf(e)
+			}
+		}
+		maxSize := a.MaxSize
+		if maxSize == 0 {
+			maxSize = view.DefaultExponentialMaxSize
+		}
+		layout = commonLayout(snaps, maxSize)
+	}
+	v := ocView(d.View, layout)
 	if v == nil {
 		return nil
 	}
 	lastValue := v.Aggregation.Type == ocview.AggTypeLastValue
 	rows := make([]*ocview.Row, 0, len(d.Rows))
-	for _, r := range d.Rows {
-		if data := aggregationData(r.Data, lastValue); data != nil {
+	for i, r := range d.Rows {
+		var data ocview.AggregationData
+		if e, ok := r.Data.(*view.ExponentialDistributionData); ok && layout != nil && snaps[i] != nil {
+			data = expDistributionData(e, snaps[i], layout)
+		} else {
+			data = aggregationData(r.Data, lastValue)
+		}
+		if data != nil {
 			rows = append(rows, &ocview.Row{Tags: tags(r.Tags, v.TagKeys), Data: data})
 		}
 	}
 	return &ocview.Data{View: v, Start: d.Start, End: d.End, Rows: rows}
 }
 
+// expDistributionData is an exponential row (d, as snap) as OpenCensus's
+// DistributionData on layout l: the count, min, max, mean, its counts on
+// l's buckets, an empty exemplar slot per bucket, and SumOfSquaredDev 0
+// (an exponential histogram keeps none).
+func expDistributionData(d *view.ExponentialDistributionData, snap *exphist.Snapshot, l *exphist.Layout) *ocview.DistributionData {
+	counts := l.Counts(nil, snap)
+	return &ocview.DistributionData{
+		Count:              d.Count,
+		Min:                d.Min,
+		Max:                d.Max,
+		Mean:               d.Mean(),
+		CountPerBucket:     counts,
+		ExemplarsPerBucket: make([]*metricdata.Exemplar, len(counts)),
+		Start:              d.Start,
+	}
+}
+
 // ocView is v as an OpenCensus view: the same name, description and tag
 // keys (sorted, as both SDKs keep them), the aggregation v is published as
-// (ocAggType; a distribution keeps its bounds), over an OpenCensus measure
+// (ocAggType; a distribution keeps its bounds, an exponential one has
+// layout's), over an OpenCensus measure
 // of v's measure's type, name, description and unit. That measure is
 // OpenCensus's stats.Int64 or stats.Float64 of those, so it is the
 // program's own OpenCensus measure of that name if there is one (and
 // then has its description and unit).
-func ocView(v *view.View) *ocview.View {
+func ocView(v *view.View, layout *exphist.Layout) *ocview.View {
 	// Buckets as OpenCensus's Register leaves them (canonicalize): never
 	// nil. Count and Sum are OpenCensus's shared aggregations, whose
 	// Buckets its Register sets.
@@ -157,6 +199,10 @@ func ocView(v *view.View) *ocview.View {
 	case ocview.AggTypeSum:
 		agg = ocview.Sum()
 	case ocview.AggTypeDistribution:
+		if layout != nil { // an exponential distribution
+			agg = ocview.Distribution(append([]float64{}, layout.Bounds...)...)
+			break
+		}
 		agg = ocview.Distribution(append([]float64{}, v.Aggregation.Buckets...)...)
 	case ocview.AggTypeLastValue:
 		agg = ocview.LastValue()

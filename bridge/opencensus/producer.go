@@ -13,6 +13,7 @@ import (
 	ocview "go.opencensus.io/stats/view"
 
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/exphist"
 	zsresource "github.com/zerostat/zerostat/resource"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/view"
@@ -191,8 +192,10 @@ func metricType(v *view.View) (t metricdata.Type, ok bool) {
 // counter), which a falling total would break; what OpenCensus exports
 // for such a total is a gauge of it, a LastValue: Producer's GaugeInt64
 // or GaugeFloat64, Exporter's LastValueData, as zerostat's own exporters
-// show it (a gauge, never a counter). AggTypeNone for a type OpenCensus
-// does not have.
+// show it (a gauge, never a counter); Distribution for an exponential
+// distribution, which OpenCensus has not (its buckets' edges as explicit
+// bounds, see the package doc). AggTypeNone for a type OpenCensus does
+// not have.
 func ocAggType(a *view.Aggregation) ocview.AggType {
 	switch a.Type {
 	case view.AggTypeCount:
@@ -202,7 +205,7 @@ func ocAggType(a *view.Aggregation) ocview.AggType {
 			return ocview.AggTypeLastValue
 		}
 		return ocview.AggTypeSum
-	case view.AggTypeDistribution:
+	case view.AggTypeDistribution, view.AggTypeExponentialDistribution:
 		return ocview.AggTypeDistribution
 	case view.AggTypeLastValue:
 		return ocview.AggTypeLastValue
@@ -296,6 +299,23 @@ func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdat
 			SumOfSquaredDeviation: d.SumOfSquaredDev,
 			BucketOptions:         &metricdata.BucketOptions{Bounds: d.Bounds()},
 			Buckets:               buckets,
+		})
+	case *view.ExponentialDistributionData:
+		// The row's own buckets, at its own scale (a point carries its
+		// bounds).
+		snap := snapshotOf(d)
+		var l exphist.Layout
+		l.Reset(snap)
+		counts := l.Counts(nil, snap)
+		buckets := make([]metricdata.Bucket, len(counts))
+		for i, c := range counts {
+			buckets[i].Count = c
+		}
+		return metricdata.NewDistributionPoint(now, &metricdata.Distribution{
+			Count:         d.Count,
+			Sum:           d.Sum,
+			BucketOptions: &metricdata.BucketOptions{Bounds: l.Bounds},
+			Buckets:       buckets,
 		})
 	}
 	return metricdata.Point{Time: now}

@@ -1,11 +1,14 @@
 package statsd
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
+	"github.com/zerostat/zerostat/internal/exphist"
 )
 
 // overflowTag tags the overflow series (a view past its cardinality
@@ -39,7 +42,14 @@ type encoder struct {
 	buckets []int64
 	strs    []string
 	pairs   []pair
-	pcts    []pct // OpenCensusDatadog percentiles: name and value in (0, 1]
+	pcts    []pct        // OpenCensusDatadog percentiles: name and value in (0, 1]
+	rv      delta.Values // a series' read: its exponential Counts are reused
+
+	// OpenCensusDatadog mode's exponential views: each series' read, their
+	// merge and its layout (ocExpView).
+	expRows   []exphist.Snapshot
+	expAcc    exphist.Snapshot
+	expLayout exphist.Layout
 
 	name []byte // the current view's metric name (namespace included)
 	tags []byte // the current series' tags: DogStatsD "|#..." (empty: none); plain: the folded ".k.v" suffix
@@ -144,7 +154,8 @@ func (e *encoder) encode() error {
 }
 
 // reads reports whether view v is read as the change since the last
-// export: natively Count, Sum (not an up-down sum) and Distribution; in
+// export: natively Count, Sum (not an up-down sum), Distribution and
+// exponential distribution; in
 // OpenCensusDatadog mode Count only, as that exporter (stats.go: "compute
 // the difference of now and last collected period") — it sends sums and
 // distributions as cumulative gauges.
@@ -154,7 +165,7 @@ func (e *encoder) reads(v *core.View) bool {
 		return true
 	case core.KindSum:
 		return !v.UpDown && !e.o.OpenCensusDatadog
-	case core.KindDistribution:
+	case core.KindDistribution, core.KindExponential:
 		return !e.o.OpenCensusDatadog
 	}
 	return false
@@ -189,17 +200,21 @@ func (e *encoder) view(v *core.View) {
 		e.series = append(e.series, overflow)
 	}
 	e.strs = core.Interned() // after the series: holds their values
-	var rv delta.Values
+	if kind == core.KindExponential && e.o.OpenCensusDatadog {
+		e.ocExpView(v, overflow)
+		return
+	}
+	rv := &e.rv
 	for _, s := range e.series {
-		say := delta.Read(kind, s, st, e.buckets, &rv)
+		say := delta.Read(kind, s, st, e.buckets, rv)
 		if !say && !(e.o.OpenCensusDatadog && kind == core.KindCount) {
 			continue // nothing new (that exporter sends a count of 0)
 		}
 		e.seriesTags(v, s, s == overflow)
 		if e.o.OpenCensusDatadog {
-			e.ocRow(v, &rv)
+			e.ocRow(v, rv)
 		} else {
-			e.nativeRow(v, &rv)
+			e.nativeRow(v, rv)
 		}
 	}
 }
@@ -302,6 +317,8 @@ func (e *encoder) nativeRow(v *core.View, rv *delta.Values) {
 		e.gauge("", rv.Last, -1)
 	case core.KindDistribution:
 		e.distribution(v.Agg, &rv.Dist)
+	case core.KindExponential:
+		e.expDistribution(&rv.Exp)
 	}
 }
 
@@ -445,24 +462,31 @@ func (e *encoder) distribution(a *core.Aggregator, d *core.DistStats) {
 		if c <= 0 {
 			continue
 		}
-		x := representative(bounds, upper, i, d, nonEmpty == 1)
-		n := uint64(c)
-		if _, ok := exactRate(n); ok || n == 1 {
-			e.pairs = append(e.pairs, pair{n, x})
-		} else if k, ok := splitRate(n); ok {
-			e.pairs = append(e.pairs, pair{n - k, x}, pair{k, x})
-		} else {
-			e.pairs = append(e.pairs, pair{n, x}) // floorRate
-		}
+		e.addPair(uint64(c), representative(bounds, upper, i, d, nonEmpty == 1))
 	}
-	// Group by count (stable: bucket order within a count), by insertion:
-	// a few pairs per series, and no allocation.
+	e.sendPairs()
+}
+
+// addPair adds n values at x to the pairs of the series being written:
+// one pair when n has an exact rate, else two that have (splitRate), else
+// one at floorRate.
+func (e *encoder) addPair(n uint64, x float64) {
+	if _, ok := exactRate(n); ok || n == 1 {
+		e.pairs = append(e.pairs, pair{n, x})
+	} else if k, ok := splitRate(n); ok {
+		e.pairs = append(e.pairs, pair{n - k, x}, pair{k, x})
+	} else {
+		e.pairs = append(e.pairs, pair{n, x}) // floorRate
+	}
+}
+
+// sendPairs writes the pairs of the series: grouped by count, one line
+// per count (a multi-value line unless NoMultiValue or plain StatsD).
+func (e *encoder) sendPairs() {
+	// Group by count (stable: bucket order within a count), in place: no
+	// allocation.
 	ps := e.pairs
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && ps[j].n < ps[j-1].n; j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
+	slices.SortStableFunc(ps, func(a, b pair) int { return cmp.Compare(a.n, b.n) })
 	multi := !e.plain && !e.o.NoMultiValue
 	for i := 0; i < len(ps); {
 		j := i + 1
