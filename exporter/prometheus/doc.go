@@ -1,6 +1,12 @@
 // Package prometheus serves the registered views for Prometheus to scrape,
-// in the Prometheus text format 0.0.4 or in OpenMetrics 1.0.0, chosen by
-// the request's Accept header.
+// in the Prometheus text format 0.0.4, in OpenMetrics 1.0.0 or in the
+// protobuf exposition (length-delimited io.prometheus.client.MetricFamily
+// messages, the one format with native histograms), chosen by the
+// request's Accept header: protobuf only for a media range that names it
+// whole, "application/vnd.google.protobuf;
+// proto=io.prometheus.client.MetricFamily; encoding=delimited", as
+// Prometheus asks for it first when started with
+// --enable-feature=native-histograms (and as client_golang serves it).
 //
 // # Use
 //
@@ -22,7 +28,32 @@
 //     OpenMetrics "<name>";
 //   - LastValue → gauge "<name>";
 //   - Distribution → histogram: cumulative "<name>_bucket{le="..."}" for
-//     each bound and "+Inf", "<name>_sum", "<name>_count".
+//     each bound and "+Inf", "<name>_sum", "<name>_count";
+//   - ExponentialDistribution → histogram: in the protobuf exposition a
+//     native histogram per series (internal/promnative's conversion:
+//     schema = scale, lowered to 8 above it; zero threshold 0; spans and
+//     deltas as client_golang encodes them; count, sum, created
+//     timestamp); in the text formats what client_golang writes for a
+//     native histogram without classic buckets, "<name>_bucket{le="+Inf"}"
+//     (the count), "<name>_sum", "<name>_count". A series whose scale is
+//     below -4 has no native schema (possible only with a maxSize under
+//     about 131 and values hundreds of octaves apart): the protobuf
+//     exposition leaves it out, as Prometheus's own translation of
+//     OpenTelemetry histograms does; the text formats keep it. A series
+//     with no counted value (only NaN or infinities recorded) gets
+//     client_golang's no-op span; Prometheus 2.42 reads such a series as
+//     a classic histogram of count 0 (it tells native ones by their
+//     buckets), newer ones as native.
+//
+// In the protobuf exposition the families, series, labels and values are
+// the text format's (a counter's family named "<name>_total" as
+// client_golang names it, a negative Sum untyped, labels sorted by
+// name), with the protobuf's own fields: a family's unit when OpenMetrics
+// has "# UNIT", counters' and histograms' created timestamps when
+// OpenMetrics has "_created", and classic histogram buckets' exemplars
+// (the OpenMetrics ones), the "+Inf" bucket written only to carry one,
+// as client_golang writes them. benchmarks/promnative checks it against
+// client_golang, client_model and Prometheus's own parser.
 //
 // Tag keys become labels; a tag absent from a recording is left out of the
 // series (Prometheus treats an empty label as absent). A view past its
@@ -73,8 +104,13 @@
 // Names, label heads and "le" values are rendered once per view; series
 // are sorted once, and again only when new series appear. The text is
 // built into a pooled buffer: in steady state a scrape of 10,000 series
-// allocates nothing (tested; net/http itself still allocates per
-// request), then it is written in one Write with a Content-Length, gzipped
-// first (pooled writer, BestSpeed) when the scraper accepts gzip. Building
+// allocates nothing (tested, in every format, exponential series
+// included; net/http itself still allocates per request), then it is
+// written in one Write with a Content-Length, gzipped first (pooled
+// writer, BestSpeed) when the scraper accepts gzip. A protobuf family is
+// written after room for its length prefix and moved down once when the
+// prefix is shorter (one memmove of the family); an exponential series
+// costs its read (O(buckets), under its cells' locks) and the conversion
+// (O(buckets)). Building
 // the text is serialised across concurrent scrapes; writing is not.
 package prometheus

@@ -13,7 +13,9 @@ import (
 	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/internal/promnative"
 	"github.com/zerostat/zerostat/selfstats"
 )
 
@@ -27,18 +29,33 @@ const (
 	// FormatOpenMetrics is OpenMetrics 1.0.0
 	// (https://github.com/prometheus/OpenMetrics/blob/main/specification/OpenMetrics.md).
 	FormatOpenMetrics
+	// FormatProtobuf is the protobuf exposition: length-delimited
+	// io.prometheus.client.MetricFamily messages (client_model's
+	// metrics.proto), the only format with native histograms, which
+	// Prometheus asks for first when its native-histograms feature is on.
+	FormatProtobuf
 )
 
 // Content types of the formats, as client_golang's expfmt spells them.
 const (
 	ContentTypeText        = "text/plain; version=0.0.4; charset=utf-8"
 	ContentTypeOpenMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+	ContentTypeProtobuf    = protoType + "; proto=" + protoMessage + "; encoding=delimited"
+)
+
+// The protobuf exposition's media type and message.
+const (
+	protoType    = "application/vnd.google.protobuf"
+	protoMessage = "io.prometheus.client.MetricFamily"
 )
 
 // ContentType returns the format's Content-Type header value.
 func (f Format) ContentType() string {
-	if f == FormatOpenMetrics {
+	switch f {
+	case FormatOpenMetrics:
 		return ContentTypeOpenMetrics
+	case FormatProtobuf:
+		return ContentTypeProtobuf
 	}
 	return ContentTypeText
 }
@@ -49,6 +66,8 @@ func (f Format) String() string {
 		return "text"
 	case FormatOpenMetrics:
 		return "openmetrics"
+	case FormatProtobuf:
+		return "protobuf"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -56,22 +75,37 @@ func (f Format) String() string {
 // offers are the formats in the server's order of preference: text first
 // (what client_golang serves to "*/*"), then OpenMetrics 1.0.0 and its
 // pre-release 0.0.1, which is the same text and which Prometheus 2.x also
-// asks for.
+// asks for, then the protobuf exposition (offered only to a range that
+// names it with its proto and encoding parameters: protoParams).
 var offers = []accept.Offer{
 	{Type: "text/plain", Version: "0.0.4"},
 	{Type: "application/openmetrics-text", Version: "1.0.0"},
 	{Type: "application/openmetrics-text", Version: "0.0.1"},
+	{Type: protoType}, // protoOffer
 }
 
+// protoOffer is the index of the protobuf exposition in offers.
+const protoOffer = 3
+
 // Negotiate returns the format an Accept header prefers, and false when it
-// accepts neither (NewHandler's handler then serves the text format, as
-// client_golang does). It does not allocate.
+// accepts none (NewHandler's handler then serves the text format, as
+// client_golang does). The protobuf exposition is chosen only for a media
+// range that asks for it whole,
+// "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited",
+// as Prometheus sends it with its native-histograms feature on (and as
+// client_golang's expfmt.Negotiate requires). It does not allocate.
 func Negotiate(acceptHeader string) (Format, bool) {
-	switch accept.Negotiate(acceptHeader, offers) {
+	i := accept.Negotiate(acceptHeader, offers)
+	if i == protoOffer && !protoParams(acceptHeader) {
+		i = accept.Negotiate(acceptHeader, offers[:protoOffer])
+	}
+	switch i {
 	case 0:
 		return FormatText, true
 	case 1, 2:
 		return FormatOpenMetrics, true
+	case protoOffer:
+		return FormatProtobuf, true
 	}
 	return FormatText, false
 }
@@ -101,10 +135,11 @@ type Options struct {
 	OpenCensusNames bool
 }
 
-// Handler serves every registered view in the Prometheus text format or
-// OpenMetrics. It is safe for concurrent use: requests build their text
-// one at a time (under a mutex; the registry's recorders are never
-// blocked), then write it to their connections concurrently.
+// Handler serves every registered view in the Prometheus text format,
+// OpenMetrics or the protobuf exposition. It is safe for concurrent use:
+// requests build their exposition one at a time (under a mutex; the
+// registry's recorders are never blocked), then write it to their
+// connections concurrently.
 type Handler struct {
 	opts  Options
 	namer *promname.Namer // guarded by mu
@@ -121,6 +156,8 @@ type Handler struct {
 	values  []float64        // a Sum view's values, read before its head is chosen
 	labels  []byte
 	sorter  seriesSorter
+	exp     exphist.Snapshot     // an exponential series' read
+	native  promnative.Histogram // its native form (protobuf)
 
 	// spare is one output buffer kept by the handler itself, so the usual
 	// single scraper reuses it even across garbage collections (which
@@ -156,6 +193,7 @@ type family struct {
 	labelHeads     []string // per label: `name="` or, for a constant, `name="value"`
 	overflowLabels []byte   // the labels of the overflow series, rendered
 	les            []string // histograms: `le="<bound>"` per bound and "+Inf", on every path
+	pb             protoFamily
 }
 
 // NewHandler returns a handler serving the registered views. It returns
@@ -237,12 +275,20 @@ func (h *Handler) newFamily(pf *promname.Family) *family {
 		f.overflowLabels = append(f.overflowLabels, l.Name+`="`...)
 		f.overflowLabels = append(promname.AppendLabelValue(f.overflowLabels, l.Value), '"')
 	}
-	if f.kind == core.KindDistribution {
+	switch f.kind {
+	case core.KindDistribution:
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
 		for _, le := range pf.Les {
 			f.les = append(f.les, `le="`+le+`"`)
 		}
+	case core.KindExponential:
+		// In the text formats, what client_golang writes for a native
+		// histogram without classic buckets: a "+Inf" bucket, the sum,
+		// the count.
+		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
+		f.les = []string{`le="+Inf"`}
 	}
+	f.pb = newProtoFamily(pf, textName, f.kind)
 	return f
 }
 
@@ -269,7 +315,8 @@ func (x *seriesSorter) Less(i, j int) bool {
 }
 
 // AppendFormat appends the exposition of every registered view in format
-// f to dst and returns it. Views come sorted by name, series sorted by
+// f to dst and returns it (for FormatProtobuf, the delimited MetricFamily
+// messages). Views come sorted by name, series sorted by
 // their tag values. Cost: one atomic read per series (a distribution's
 // cell is locked while its buckets are copied) and the text; in steady
 // state (no new view or series since the last call) it allocates nothing
@@ -280,6 +327,7 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 	defer h.mu.Unlock()
 	h.gen++
 	om := f == FormatOpenMetrics
+	pb := f == FormatProtobuf
 	views := core.Views()
 	h.self.Refused(h.namer.Sync(views))
 	for _, v := range views {
@@ -328,13 +376,17 @@ func (h *Handler) AppendFormat(dst []byte, f Format) []byte {
 			ctx.untyped = !valid && fam.fam.Type == promname.Counter
 		}
 		ctx.untyped = ctx.untyped || om && fam.omUntyped
-		dst = append(dst, fam.heads[b2i(om)][b2i(ctx.untyped)]...)
 		if fam.kind == core.KindDistribution {
 			if n := len(v.Agg.Bounds()) + 1; cap(h.buckets) < n {
 				h.buckets = make([]int64, n)
 			}
 			h.buckets = h.buckets[:len(v.Agg.Bounds())+1]
 		}
+		if pb {
+			dst = h.appendFamilyProto(dst, fam, overflow, strs, &ctx)
+			continue
+		}
+		dst = append(dst, fam.heads[b2i(om)][b2i(ctx.untyped)]...)
 		for i, s := range fam.series {
 			ctx.i = i
 			dst = h.appendSeries(dst, fam, s, h.appendLabels(fam, s, strs), &ctx)
@@ -448,6 +500,25 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 		}
 		dst = appendName(dst, fam.countName, lb)
 		dst = append(appendBucketCount(dst, cum, x.om), '\n')
+	case core.KindExponential:
+		// No classic buckets: "+Inf" holds the count.
+		s.ReadExp(&h.exp)
+		st := &h.exp
+		n := int64(st.Count)
+		dst = append(dst, fam.sampleName...)
+		dst = append(dst, '{')
+		if len(lb) > 0 {
+			dst = append(append(dst, lb...), ',')
+		}
+		dst = append(dst, fam.les[0]...)
+		dst = append(dst, '}', ' ')
+		dst = append(appendBucketCount(dst, n, x.om), '\n')
+		if !x.om || n == 0 || promname.CounterValid(st.Min) && promname.CounterValid(st.Sum) {
+			dst = appendName(dst, fam.sumName, lb)
+			dst = append(appendFloat(dst, st.Sum+0), '\n')
+		}
+		dst = appendName(dst, fam.countName, lb)
+		dst = append(appendBucketCount(dst, n, x.om), '\n')
 	}
 	if x.om && !x.untyped && fam.createdName != "" {
 		dst = appendName(dst, fam.createdName, lb)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/zerostat/zerostat/internal/promnative"
 )
 
 // A strict test decoder of WriteRequests (the benchmarks module checks
@@ -14,9 +16,13 @@ import (
 
 type series struct {
 	labels    []label
-	value     float64
+	value     float64 // a histogram's sum
 	ts        int64
 	exemplars []exemplar
+	// hist is the series' native histogram (TimeSeries.histograms) and
+	// resetHint its reset_hint; value and ts are then its sum and time.
+	hist      *promnative.Histogram
+	resetHint uint64
 }
 
 // exemplar is one TimeSeries.exemplars element.
@@ -192,12 +198,20 @@ func decodeTimeSeries(b []byte) (series, error) {
 				return s, err
 			}
 			s.exemplars = append(s.exemplars, e)
+		case 4:
+			if len(s.exemplars) > 0 {
+				return s, errors.New("TimeSeries: a histogram after an exemplar (not proto.Marshal's order)")
+			}
+			samples++
+			if err := decodeHistogram(m, &s); err != nil {
+				return s, err
+			}
 		default:
 			return s, fmt.Errorf("TimeSeries: unexpected field %d", f)
 		}
 	}
 	if samples != 1 {
-		return s, fmt.Errorf("%d samples; want 1", samples)
+		return s, fmt.Errorf("%d samples and histograms; want 1", samples)
 	}
 	return s, nil
 }
@@ -304,4 +318,106 @@ func decodeExemplar(b []byte) (exemplar, error) {
 		}
 	}
 	return e, nil
+}
+
+// decodeHistogram decodes a prompb Histogram strictly (fields in number
+// order, count_int present, deltas packed) into s.hist, its sum and
+// timestamp into s.value and s.ts.
+func decodeHistogram(b []byte, s *series) error {
+	r := &reader{b}
+	h := &promnative.Histogram{}
+	last, hasCount := 0, false
+	unzig := func(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+	for len(r.b) > 0 {
+		f, wt, err := r.key()
+		if err != nil {
+			return err
+		}
+		if f <= last && !(f == last && (f == 8 || f == 11)) {
+			return fmt.Errorf("Histogram: field %d after %d", f, last)
+		}
+		last = f
+		switch {
+		case wt == 0 && (f == 1 || f == 4 || f == 6 || f == 14 || f == 15):
+			u, err := r.varint()
+			if err != nil {
+				return err
+			}
+			switch f {
+			case 1:
+				h.Count, hasCount = u, true
+			case 4:
+				h.Schema = int32(unzig(u))
+			case 6:
+				h.ZeroCount = u
+			case 14:
+				s.resetHint = u
+			case 15:
+				s.ts = int64(u)
+			}
+		case wt == 1 && (f == 3 || f == 5):
+			if len(r.b) < 8 {
+				return errors.New("short double")
+			}
+			v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+			r.b = r.b[8:]
+			if f == 3 {
+				h.Sum = v
+			} else if v != 0 {
+				return fmt.Errorf("zero threshold %v; want 0", v)
+			}
+		case wt == 2 && (f == 8 || f == 11):
+			m, err := r.bytes()
+			if err != nil {
+				return err
+			}
+			var sp promnative.Span
+			sr := &reader{m}
+			for len(sr.b) > 0 {
+				sf, swt, err := sr.key()
+				if err != nil || swt != 0 || sf < 1 || sf > 2 {
+					return fmt.Errorf("BucketSpan: field %d wire type %d (%v)", sf, swt, err)
+				}
+				u, err := sr.varint()
+				if err != nil {
+					return err
+				}
+				if sf == 1 {
+					sp.Offset = int32(unzig(u))
+				} else {
+					sp.Length = uint32(u)
+				}
+			}
+			if f == 8 {
+				h.NegativeSpans = append(h.NegativeSpans, sp)
+			} else {
+				h.PositiveSpans = append(h.PositiveSpans, sp)
+			}
+		case wt == 2 && (f == 9 || f == 12):
+			m, err := r.bytes()
+			if err != nil {
+				return err
+			}
+			var ds []int64
+			for dr := (&reader{m}); len(dr.b) > 0; {
+				u, err := dr.varint()
+				if err != nil {
+					return err
+				}
+				ds = append(ds, unzig(u))
+			}
+			if f == 9 {
+				h.NegativeDeltas = ds
+			} else {
+				h.PositiveDeltas = ds
+			}
+		default:
+			return fmt.Errorf("Histogram: unexpected field %d wire type %d", f, wt)
+		}
+	}
+	if !hasCount {
+		return errors.New("Histogram without count_int")
+	}
+	s.hist, s.value = h, h.Sum
+	return nil
 }

@@ -28,6 +28,25 @@
 // (cumulative, "+Inf" included, "le" spelled as in every other output:
 // "1.0"), "<name>_sum" and "<name>_count" (docs/metric-mapping.md).
 // Options.OpenCensusNames keeps OpenCensus's Prometheus exporter's names.
+//
+// An exponential view (view.ExponentialDistribution) is sent as native
+// histograms (TimeSeries.histograms, prompb's Histogram): one time series
+// per series, named "<name>" (the family's name, no suffix), carrying
+// one Histogram with the push's timestamp, the conversion the protobuf
+// scrape uses (internal/promnative: schema = scale, lowered to 8 above
+// it; zero threshold 0; zero count; spans and deltas as client_golang
+// lays them out; count_int, sum), reset_hint UNKNOWN (the histogram is
+// cumulative, as a scrape's, and Prometheus detects resets itself), in
+// prompb's canonical encoding (benchmarks/promnative compares the bytes
+// with Prometheus's own). Its stale marker is a Histogram whose sum is
+// StaleNaN, as Prometheus forwards one. A series whose scale is below -4
+// has no native schema and is not sent (as Prometheus's own translation
+// of OpenTelemetry histograms drops it). Prometheus stores native
+// histograms when started with --enable-feature=native-histograms;
+// without it Prometheus 2.42 refuses the whole request (500 "native
+// histograms are disabled"), and VictoriaMetrics 1.79 skips the field:
+// Options.NoNativeHistograms then sends the view as a text scrape shows
+// it ("<name>_bucket{le="+Inf"}", "<name>_sum", "<name>_count").
 // A view whose names collide with an earlier registered view's is left
 // out of every push (Writer.Err, selfstats' zerostat/refused_views), so a
 // request never carries duplicate series. Values are cumulative, as a
@@ -94,11 +113,13 @@
 //
 // A Writer is safe for concurrent use; pushes are serialised. A push reads
 // each series with atomic loads (a distribution's cell is locked while its
-// buckets are copied, tens of nanoseconds): recorders are never blocked,
-// whatever the server does. Names and label layouts are computed once per
-// view; the encoded request, the compressed request and the label scratch
-// are reused, so encoding allocates nothing in steady state, exemplars
-// included (tested: a series' exemplar state is allocated once, on its
-// first push with one); the HTTP client allocates per request. Recording
-// is not touched: an exemplar costs what stats.WithAttachments costs.
+// buckets are copied, tens of nanoseconds; an exponential series' cells
+// likewise, for O(buckets)): recorders are never blocked, whatever the
+// server does. Names and label layouts are computed once per view; the
+// encoded request, the compressed request and the label scratch are
+// reused, so encoding allocates nothing in steady state, exemplars and
+// native histograms included (tested: a series' exemplar state is
+// allocated once, on its first push with one); the HTTP client allocates
+// per request. Recording is not touched: an exemplar costs what
+// stats.WithAttachments costs.
 package remotewrite

@@ -10,16 +10,19 @@ import (
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/internal/promnative"
 )
 
 // The remote-write 1.0 messages (prometheus/prompb types.proto and
 // remote.proto, https://prometheus.io/docs/specs/remote_write_spec/):
 //
 //	message WriteRequest { repeated TimeSeries timeseries = 1; ... }
-//	message TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; repeated Exemplar exemplars = 3; ... }
+//	message TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; repeated Exemplar exemplars = 3; repeated Histogram histograms = 4; }
 //	message Label        { string name = 1; string value = 2; }
 //	message Sample       { double value = 1; int64 timestamp = 2; }
 //	message Exemplar     { repeated Label labels = 1; double value = 2; int64 timestamp = 3; }
+//	message Histogram    { oneof count { uint64 count_int = 1; ... } double sum = 3; <native fields 4..12: promnative.RemoteWrite>;
+//	                       ResetHint reset_hint = 14; int64 timestamp = 15; }
 //
 // Field keys are (field number << 3) | wire type; wire types 0 (varint),
 // 1 (fixed64) and 2 (length-delimited).
@@ -33,6 +36,10 @@ const (
 	keyTimeSeriesLabels       = 1<<3 | 2 // 0x0a
 	keyTimeSeriesSamples      = 2<<3 | 2 // 0x12
 	keyTimeSeriesExemplars    = 3<<3 | 2 // 0x1a
+	keyTimeSeriesHistograms   = 4<<3 | 2 // 0x22
+	keyHistogramCount         = 1<<3 | 0 // 0x08, count_int
+	keyHistogramSum           = 3<<3 | 1 // 0x19
+	keyHistogramTimestamp     = 15<<3 | 0
 	keyExemplarLabels         = 1<<3 | 2 // 0x0a
 	keyExemplarValue          = 2<<3 | 1 // 0x11
 	keyExemplarTimestamp      = 3<<3 | 0 // 0x18
@@ -186,6 +193,54 @@ func appendTimeSeries(b []byte, labels []label, v float64, ts int64, ex *core.Ex
 	return b
 }
 
+// histogramSize is the size of the Histogram message of h at ts (proto3:
+// a zero sum left out; the count, a oneof member, always written, as
+// Prometheus's own encoder writes it; reset_hint UNKNOWN, 0, left out:
+// the series is cumulative, and Prometheus detects its resets itself, as
+// for a scraped native histogram).
+func histogramSize(h *promnative.Histogram, ts int64) int {
+	n := 1 + varintSize(h.Count)
+	if math.Float64bits(h.Sum) != 0 {
+		n += 1 + 8
+	}
+	n += promnative.RemoteWrite.Size(h)
+	if ts != 0 {
+		n += 1 + varintSize(uint64(ts))
+	}
+	return n
+}
+
+// appendHistogramSeries appends one WriteRequest.timeseries element: the
+// labels (sorted by name) and one native histogram, h at ts.
+func appendHistogramSeries(b []byte, labels []label, h *promnative.Histogram, ts int64) []byte {
+	n := 0
+	for _, l := range labels {
+		ls := labelSize(l.name, l.value)
+		n += 1 + varintSize(uint64(ls)) + ls
+	}
+	hs := histogramSize(h, ts)
+	n += 1 + varintSize(uint64(hs)) + hs
+	b = append(b, keyWriteRequestTimeseries)
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, l := range labels {
+		b = appendLabel(b, l.name, l.value)
+	}
+	b = append(b, keyTimeSeriesHistograms)
+	b = binary.AppendUvarint(b, uint64(hs))
+	b = append(b, keyHistogramCount)
+	b = binary.AppendUvarint(b, h.Count)
+	if bits := math.Float64bits(h.Sum); bits != 0 {
+		b = append(b, keyHistogramSum)
+		b = binary.LittleEndian.AppendUint64(b, bits)
+	}
+	b = promnative.RemoteWrite.Append(b, h)
+	if ts != 0 {
+		b = append(b, keyHistogramTimestamp)
+		b = binary.AppendUvarint(b, uint64(ts))
+	}
+	return b
+}
+
 // The labels of an exemplar recorded in a span, as OpenMetrics exemplars
 // carry them (exporter/prometheus): its ids in lower-case hex.
 const (
@@ -287,6 +342,10 @@ type family struct {
 	overflowSlots              []slot // the overflow series: no tags, OverflowLabel="true"
 	sample, sumName, countName string
 	les                        []string // histogram bounds as every path spells them (promname.Family.Les)
+	// classic: the family is written as classic histogram series
+	// (_bucket, _sum, _count): a distribution, or an exponential view
+	// under Options.NoNativeHistograms.
+	classic bool
 }
 
 type sentSeries struct {
@@ -308,9 +367,11 @@ type sentExemplar struct {
 	carried   *core.Exemplar // carried by the push encoded last; nil: none
 }
 
-func newFamily(pf *promname.Family) *family {
+// newFamily lays out pf's series; noNative is Options.NoNativeHistograms.
+func newFamily(pf *promname.Family, noNative bool) *family {
 	v := pf.View
 	f := &family{fam: pf, kind: v.Agg.Kind(), sample: pf.Sample, sent: map[*core.Series]sentSeries{}}
+	f.classic = f.kind == core.KindDistribution || f.kind == core.KindExponential && noNative
 	f.slots = append(f.slots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.Labels {
 		if l.Tag >= 0 {
@@ -319,16 +380,21 @@ func newFamily(pf *promname.Family) *family {
 			f.slots = append(f.slots, slot{name: l.Name, kind: slotConst, value: l.Value})
 		}
 	}
-	if f.kind == core.KindDistribution {
+	if f.classic {
 		f.slots = append(f.slots, slot{name: "le", kind: slotLe})
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
 		f.les = pf.Les
+		if f.kind == core.KindExponential {
+			f.les = []string{"+Inf"} // no classic buckets: what a text scrape has
+		}
+	} else if f.kind == core.KindExponential {
+		f.sample = pf.Name // a native histogram: one series, the family's name
 	}
 	f.overflowSlots = append(f.overflowSlots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.OverflowLabels {
 		f.overflowSlots = append(f.overflowSlots, slot{name: l.Name, kind: slotConst, value: l.Value})
 	}
-	if f.kind == core.KindDistribution {
+	if f.classic {
 		f.overflowSlots = append(f.overflowSlots, slot{name: "le", kind: slotLe})
 	}
 	byName := func(a, b slot) int { return strings.Compare(a.name, b.name) }

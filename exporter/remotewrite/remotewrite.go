@@ -12,7 +12,9 @@ import (
 
 	"github.com/zerostat/zerostat/exporter/push"
 	"github.com/zerostat/zerostat/internal/core"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/internal/promname"
+	"github.com/zerostat/zerostat/internal/promnative"
 	"github.com/zerostat/zerostat/internal/snappy"
 	"github.com/zerostat/zerostat/selfstats"
 )
@@ -65,6 +67,17 @@ type Options struct {
 	// series stay apart. A label with an empty value is not sent (an
 	// empty value means no label in Prometheus's data model).
 	ConstLabels map[string]string
+	// NoNativeHistograms sends an exponential view
+	// (view.ExponentialDistribution) as the text exposition shows it, a
+	// classic histogram with no bound: "<name>_bucket{le="+Inf"}" (the
+	// count), "<name>_sum", "<name>_count", what a Prometheus without
+	// native histograms stores from a scrape, instead of one native
+	// histogram per series. For receivers without native histograms:
+	// Prometheus 2.42 without --enable-feature=native-histograms answers
+	// a request that carries one with 500 "native histograms are
+	// disabled", losing the whole request, every other series in it
+	// included (tested); VictoriaMetrics 1.79 ignores them.
+	NoNativeHistograms bool
 	// OpenCensusNames names series as OpenCensus's Prometheus exporter
 	// does (see exporter/prometheus's Options.OpenCensusNames), so that
 	// they match a scrape of a handler with the same option.
@@ -119,7 +132,9 @@ type Writer struct {
 	// type and its rows are chosen from the same reads (w.series order).
 	sums    []float64
 	buckets []int64
-	exs     []*core.Exemplar // Series.Exemplars' buffer, cleared after each row
+	exs     []*core.Exemplar     // Series.Exemplars' buffer, cleared after each row
+	exp     exphist.Snapshot     // an exponential series' read
+	native  promnative.Histogram // its native histogram
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
 	cuts    []int  // request boundaries in pb
@@ -357,7 +372,7 @@ func (w *Writer) encode(ts int64) {
 			if f == nil {
 				prev = w.grownFrom(v)
 			}
-			f = newFamily(pf)
+			f = newFamily(pf, w.opts.NoNativeHistograms)
 			if prev != nil {
 				// What the family of the view v replaced sent: those
 				// series gone since get their stale markers (staleGone).
@@ -400,7 +415,9 @@ func (w *Writer) encode(ts int64) {
 			if f.kind == core.KindSum {
 				sum = w.sums[i]
 			}
-			w.appendRow(f, s, &st, strs, ts, sum)
+			if !w.appendRow(f, s, &st, strs, ts, sum) {
+				continue // not sent: an exponential series with no native form
+			}
 			f.sent[s] = st
 			cut(w.rowSeries(f))
 			rowDone()
@@ -494,9 +511,10 @@ func valueKey(s *core.Series, strs []string) string {
 	return string(b)
 }
 
-// rowSeries is the number of time series one row of f writes.
+// rowSeries is the number of time series one row of f writes (one
+// native histogram for an exponential series).
 func (w *Writer) rowSeries(f *family) int {
-	if f.kind == core.KindDistribution {
+	if f.classic {
 		return len(f.les) + 2
 	}
 	return 1
@@ -510,8 +528,11 @@ func (w *Writer) rowSeries(f *family) int {
 // series) unless a delivered push carried it already; st.ex says which,
 // taken from f.sent for a series with exemplars only (a series without
 // pays no lookup), and made on its first push with one, the only
-// allocation.
-func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []string, ts int64, sum float64) {
+// allocation. An exponential series is one native histogram (the
+// "histograms" field, internal/promnative's conversion), named after the
+// family; one whose scale has no native schema (below -4,
+// promnative.ErrScale) is not written, and appendRow reports false.
+func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []string, ts int64, sum float64) bool {
 	vids, slots := s.ValueIDs(), f.slots
 	if st.overflow {
 		slots = f.overflowSlots
@@ -552,7 +573,21 @@ func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []str
 		clear(exs) // hold no exemplar past the row
 		w.appendSeries(slots, vids, strs, f.sumName, "", dist.Sum, ts, nil)
 		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts, nil)
+	case core.KindExponential:
+		s.ReadExp(&w.exp)
+		if f.classic { // NoNativeHistograms: "+Inf" (the count), _sum, _count
+			n := float64(w.exp.Count)
+			w.appendSeries(slots, vids, strs, f.sample, f.les[0], n, ts, nil)
+			w.appendSeries(slots, vids, strs, f.sumName, "", w.exp.Sum, ts, nil)
+			w.appendSeries(slots, vids, strs, f.countName, "", n, ts, nil)
+			break
+		}
+		if w.native.Set(&w.exp) != nil {
+			return false
+		}
+		w.appendHistogram(slots, vids, strs, f.sample, &w.native, ts)
 	}
+	return true
 }
 
 // appendStaleRow writes the time series of series s (a histogram's
@@ -564,7 +599,13 @@ func (w *Writer) appendStaleRow(f *family, s *core.Series, overflow bool, strs [
 		slots = f.overflowSlots
 	}
 	staleV := math.Float64frombits(StaleNaN)
-	if f.kind == core.KindDistribution {
+	if f.kind == core.KindExponential && !f.classic {
+		// A native histogram's stale marker: the sum StaleNaN, as
+		// Prometheus stores and forwards it.
+		w.appendHistogram(slots, vids, strs, f.sample, &promnative.Histogram{Sum: staleV}, ts)
+		return
+	}
+	if f.classic {
 		for _, le := range f.les {
 			w.appendSeries(slots, vids, strs, f.sample, le, staleV, ts, nil)
 		}
@@ -579,6 +620,14 @@ func (w *Writer) appendStaleRow(f *family, s *core.Series, overflow bool, strs [
 // __name__, le its bucket bound (histogram buckets only), ex its exemplar
 // (nil: none).
 func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, le string, v float64, ts int64, ex *core.Exemplar) {
+	w.labels = w.labelsOf(slots, vids, strs, name, le)
+	w.pb = appendTimeSeries(w.pb, w.labels, v, ts, ex)
+}
+
+// labelsOf returns, in w.labels's array, the labels of a time series
+// labelled by slots: __name__ name, le (histogram buckets only), the
+// constant labels and the tags, empty values left out.
+func (w *Writer) labelsOf(slots []slot, vids []uint32, strs []string, name, le string) []label {
 	ls := w.labels[:0]
 	for _, sl := range slots {
 		switch sl.kind {
@@ -598,8 +647,14 @@ func (w *Writer) appendSeries(slots []slot, vids []uint32, strs []string, name, 
 			}
 		}
 	}
-	w.labels = ls
-	w.pb = appendTimeSeries(w.pb, ls, v, ts, ex)
+	return ls
+}
+
+// appendHistogram appends one time series labelled by slots, named name,
+// holding native histogram h.
+func (w *Writer) appendHistogram(slots []slot, vids []uint32, strs []string, name string, h *promnative.Histogram, ts int64) {
+	w.labels = w.labelsOf(slots, vids, strs, name, "")
+	w.pb = appendHistogramSeries(w.pb, w.labels, h, ts)
 }
 
 // readSums reads the value of each series of w.series (a Sum view's) into

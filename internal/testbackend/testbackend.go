@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,12 +28,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zerostat/zerostat/internal/promnative"
 )
 
 // EnvRequire names the variable that turns a missing backend from a skip
@@ -97,6 +102,12 @@ type PrometheusOptions struct {
 	// Prometheus 2.42 asks targets for OpenMetrics first (it always does),
 	// the only format with exemplars.
 	ExemplarStorage bool
+	// NativeHistograms stores native histograms, scraped or received by
+	// remote write (--enable-feature=native-histograms). With it
+	// Prometheus 2.42 asks targets for the protobuf exposition first (the
+	// only format with native histograms), and its query API answers a
+	// native histogram sample with a "histogram" (QueryHistograms).
+	NativeHistograms bool
 }
 
 // StartPrometheus starts a Prometheus for t.
@@ -132,6 +143,9 @@ func StartPrometheus(t testing.TB, opts PrometheusOptions) *Server {
 		}
 		if opts.ExemplarStorage {
 			args = append(args, "--enable-feature=exemplar-storage")
+		}
+		if opts.NativeHistograms {
+			args = append(args, "--enable-feature=native-histograms")
 		}
 		return args
 	})
@@ -363,6 +377,93 @@ func (s *Server) WaitQuery(t testing.TB, expr string, n int, timeout time.Durati
 	}
 }
 
+// HistogramSample is one native histogram element of an instant vector
+// (Prometheus with NativeHistograms). Numbers are as the server spelled
+// them (strconv 'f' -1).
+type HistogramSample struct {
+	Metric  map[string]string
+	Count   string
+	Sum     string
+	Buckets []HistogramBucket
+}
+
+// HistogramBucket is one bucket of a native histogram as the query API
+// spells it: Boundaries says which ends are inclusive (0: (lower,
+// upper], 1: [lower, upper), 2: (lower, upper), 3: [lower, upper]; the
+// zero bucket is [-threshold, threshold] or, at threshold 0, [0, 0]).
+type HistogramBucket struct {
+	Boundaries          int
+	Lower, Upper, Count string
+}
+
+// QueryHistograms runs an instant query at the current time and returns
+// the native histograms of its answer (float samples are left out).
+func (s *Server) QueryHistograms(expr string) ([]HistogramSample, error) {
+	body, err := s.Get("/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric    map[string]string `json:"metric"`
+				Histogram []json.RawMessage `json:"histogram"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("query %q: %v: %s", expr, err, body)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", expr, r.Error)
+	}
+	var out []HistogramSample
+	for _, e := range r.Data.Result {
+		if len(e.Histogram) != 2 {
+			continue
+		}
+		var h struct {
+			Count   string              `json:"count"`
+			Sum     string              `json:"sum"`
+			Buckets [][]json.RawMessage `json:"buckets"`
+		}
+		if err := json.Unmarshal(e.Histogram[1], &h); err != nil {
+			return nil, fmt.Errorf("query %q: histogram: %v: %s", expr, err, e.Histogram[1])
+		}
+		hs := HistogramSample{Metric: e.Metric, Count: h.Count, Sum: h.Sum}
+		for _, b := range h.Buckets {
+			var hb HistogramBucket
+			if len(b) != 4 || json.Unmarshal(b[0], &hb.Boundaries) != nil || json.Unmarshal(b[1], &hb.Lower) != nil ||
+				json.Unmarshal(b[2], &hb.Upper) != nil || json.Unmarshal(b[3], &hb.Count) != nil {
+				return nil, fmt.Errorf("query %q: bucket %s", expr, b)
+			}
+			hs.Buckets = append(hs.Buckets, hb)
+		}
+		out = append(out, hs)
+	}
+	return out, nil
+}
+
+// WaitHistograms runs QueryHistograms(expr) until it returns at least n
+// native histograms, or fails t after timeout.
+func (s *Server) WaitHistograms(t testing.TB, expr string, n int, timeout time.Duration) []HistogramSample {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got, err := s.QueryHistograms(expr)
+		if err == nil && len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: query %q: %d histograms (%v) after %v; want %d", s.Name, expr, len(got), err, timeout, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // ExemplarSeries is one series of Prometheus's /api/v1/query_exemplars
 // answer with the exemplars it stores for it, oldest first.
 type ExemplarSeries struct {
@@ -587,4 +688,122 @@ func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.b)
+}
+
+// nativeBound is the upper bound of bucket j of a native histogram at
+// schema (its lower bound is nativeBound(schema, j-1)).
+func nativeBound(schema int32, j int) float64 {
+	return math.Pow(math.Exp2(math.Exp2(-float64(schema))), float64(j))
+}
+
+// nativeCounts lists the non-empty buckets of spans and deltas: index →
+// count.
+func nativeCounts(spans []promnative.Span, deltas []int64) map[int]uint64 {
+	out := map[int]uint64{}
+	idx, count, d := 0, int64(0), 0
+	for _, sp := range spans {
+		idx += int(sp.Offset)
+		for range sp.Length {
+			count += deltas[d]
+			d++
+			if count != 0 {
+				out[idx] = uint64(count)
+			}
+			idx++
+		}
+	}
+	return out
+}
+
+// CheckNative checks what Prometheus (with NativeHistograms) stores and
+// computes for the native histogram of the one series sel selects, which
+// was sent as sent, against vals, the values recorded into it (in
+// order): histogram_count and histogram_sum exactly (the sum as exphist
+// adds it, a running sum in record order); when every value is
+// positive, histogram_quantile(0.5|0.9|0.99) within the bucket (at the
+// schema sent) holding the values' quantile (the ceil(q·n)-th smallest,
+// Prometheus's rank q·n); and the stored zero count and positive and
+// negative buckets equal to those sent, each at its bounds. It waits up
+// to timeout for the first answer.
+func (s *Server) CheckNative(t testing.TB, sel string, vals []float64, sent *promnative.Histogram, timeout time.Duration) {
+	t.Helper()
+	hs := s.WaitHistograms(t, sel, 1, timeout)
+	if len(hs) != 1 {
+		t.Fatalf("%s: %d histograms; want 1", sel, len(hs))
+	}
+	sum, positive := 0.0, true
+	for _, v := range vals {
+		sum += v
+		positive = positive && v > 0
+	}
+	one := func(expr string) string {
+		t.Helper()
+		got := s.WaitQuery(t, expr, 1, timeout)
+		if len(got) != 1 {
+			t.Fatalf("%s: %d samples; want 1", expr, len(got))
+		}
+		return got[0].Value
+	}
+	if got, want := one("histogram_count("+sel+")"), strconv.Itoa(len(vals)); got != want {
+		t.Errorf("histogram_count(%s) = %s; want %s", sel, got, want)
+	}
+	if got, want := one("histogram_sum("+sel+")"), strconv.FormatFloat(sum, 'f', -1, 64); got != want {
+		t.Errorf("histogram_sum(%s) = %s; want %s", sel, got, want)
+	}
+	if positive {
+		sorted := slices.Sorted(slices.Values(vals))
+		for _, q := range []float64{0.5, 0.9, 0.99} {
+			v := sorted[int(math.Ceil(q*float64(len(vals))))-1]
+			// v's bucket j: base^(j-1) < v <= base^j.
+			j := int(math.Ceil(math.Log2(v) * math.Exp2(float64(sent.Schema))))
+			for nativeBound(sent.Schema, j) < v {
+				j++
+			}
+			for nativeBound(sent.Schema, j-1) >= v {
+				j--
+			}
+			lo, up := nativeBound(sent.Schema, j-1), nativeBound(sent.Schema, j)
+			expr := fmt.Sprintf("histogram_quantile(%g, %s)", q, sel)
+			got, err := strconv.ParseFloat(one(expr), 64)
+			if err != nil || got < lo*(1-1e-12) || got > up*(1+1e-12) {
+				t.Errorf("%s = %v (%v); want within [%v, %v], the bucket of the quantile %v", expr, got, err, lo, up, v)
+			}
+		}
+	}
+	var zero uint64
+	pos, neg := map[int]uint64{}, map[int]uint64{}
+	for _, b := range hs[0].Buckets {
+		lo, err1 := strconv.ParseFloat(b.Lower, 64)
+		up, err2 := strconv.ParseFloat(b.Upper, 64)
+		c, err3 := strconv.ParseUint(b.Count, 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("%s: bucket %+v", sel, b)
+		}
+		abs, into, negative := up, pos, false // a positive bucket: (lower, upper]
+		switch {
+		case lo == 0 && up == 0:
+			zero += c
+			continue
+		case up <= 0: // a negative one: [lower, upper)
+			abs, into, negative = -lo, neg, true
+		}
+		j := int(math.Round(math.Log2(abs) * math.Exp2(float64(sent.Schema))))
+		wantLo, wantUp := nativeBound(sent.Schema, j-1), nativeBound(sent.Schema, j)
+		if negative {
+			wantLo, wantUp = -wantUp, -wantLo
+		}
+		if math.Abs(lo-wantLo) > 1e-9*math.Abs(wantLo) || math.Abs(up-wantUp) > 1e-9*math.Abs(wantUp) {
+			t.Errorf("%s: stored bucket %+v is not bucket %d of schema %d", sel, b, j, sent.Schema)
+		}
+		into[j] = c
+	}
+	if zero != sent.ZeroCount {
+		t.Errorf("%s: stored zero count %d; sent %d", sel, zero, sent.ZeroCount)
+	}
+	if want := nativeCounts(sent.PositiveSpans, sent.PositiveDeltas); !maps.Equal(pos, want) {
+		t.Errorf("%s: stored positive buckets %v; sent %v", sel, pos, want)
+	}
+	if want := nativeCounts(sent.NegativeSpans, sent.NegativeDeltas); !maps.Equal(neg, want) {
+		t.Errorf("%s: stored negative buckets %v; sent %v", sel, neg, want)
+	}
 }
