@@ -22,6 +22,7 @@
 //	UpDownCounter            view.UpDownSum                   non-monotonic sum (a Prometheus gauge)
 //	Histogram                view.DistributionUpperInclusive  explicit buckets b[i-1] < v <= b[i]: the advisory
 //	                                                          boundaries, or DefaultBoundaries (the SDK's)
+//	                         or view.ExponentialDistribution  base-2 exponential buckets, when chosen (below)
 //	Gauge                    view.LastValue                   gauge
 //	ObservableCounter        view.Sum                         the observed totals
 //	ObservableUpDownCounter  view.UpDownSum
@@ -31,6 +32,37 @@
 // as integers. Histograms keep count, sum, min, max and bucket counts.
 // Temporality (cumulative or delta) is the exporter's choice, as with every
 // zerostat view.
+//
+// # Exponential histograms
+//
+// A histogram is a base-2 exponential histogram (the SDK's
+// AggregationBase2ExponentialHistogram: view.ExponentialDistribution,
+// internal/exphist) when, first to last in precedence,
+// WithExponentialHistogram names it (per instrument, as an SDK view
+// selects one; any case), WithExponentialHistograms is given (every
+// histogram), or OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION
+// (EnvHistogramAggregation) is base2_exponential_bucket_histogram (in any
+// case; MaxSize 160, MaxScale 20, the SDK's), which the SDK reads in its
+// OTLP exporters and zerostat in the provider, for every exporter at once
+// (OTLP's ExponentialHistogram, Prometheus's native histogram, remote
+// write's histograms, the msgpack format's aggregation 7). The variable's
+// explicit_bucket_histogram, unset or empty, is the default; another value
+// is reported through otel.Handle and ignored, as the specification says
+// of an unknown enum value. An option's maxSize below 2 or maxScale
+// outside -10..20 is an error naming the argument, reported through
+// otel.Handle by NewMeterProvider and returned by the creation of each
+// histogram the option would have selected; the option is ignored.
+// Advisory boundaries do not apply to an exponential histogram.
+//
+// A measurement costs what an explicit-bucket one does (the bucket index
+// is two table loads at scale 8 and below, a short series above, then the
+// series' lock word: see view.ExponentialDistribution), allocates nothing,
+// and never looks at its context: exponential series keep no exemplars
+// (the SDK keeps up to min(20, MaxSize) per point). Delta temporality
+// gives each interval the scale of its own values, as the SDK's.
+// TestExponentialConformance compares both with seeded workloads, bucket
+// for bucket (see the test for the only difference: the SDK misplaces
+// some values within a few ulps of a boundary at scale 5 and above).
 //
 // # Attributes
 //
@@ -170,7 +202,18 @@
 //     point goes out every export, and a sum point whose interval added 0
 //     is left out;
 //   - zerostat's OTLP encoder leaves a histogram's sum out once it has
-//     seen a negative value (OTLP's "SHOULD NOT"); the SDK sends it.
+//     seen a negative value (OTLP's "SHOULD NOT"); the SDK sends it. An
+//     exponential histogram's point leaves it out when its own minimum
+//     (the interval's, in delta temporality) is negative;
+//   - an exponential histogram: the bucket of a value within a few ulps
+//     of a bucket boundary at scale 5 and above is the data model's
+//     (exact; internal/exphist), where the SDK's logarithm misplaces some;
+//     with MaxSize 2 and values three buckets apart at scale -10 (from
+//     below 2^-1024 to above 1 in magnitude), both drop a value (the SDK's
+//     "scale underflow", which it reports through otel.Handle, zerostat
+//     silently), but a cumulative read of a series that also has a delta
+//     reader is the merge of the intervals, which keeps what each interval
+//     kept; the SDK aggregates each reader apart;
 //   - instrumentation scopes are not exported;
 //   - int64 instruments keep their values as float64 (zerostat's sums and
 //     gauges), exact to 2^53;

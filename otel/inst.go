@@ -48,6 +48,7 @@ type instSpec struct {
 	kind             Kind
 	isInt            bool
 	bounds           []float64 // histograms
+	exp              *expSpec  // a histogram's exponential aggregation (nil: explicit buckets), from the provider's configuration and the name
 }
 
 func (a *instSpec) same(b *instSpec) bool {
@@ -132,6 +133,11 @@ func init() {
 
 func newInst(p *MeterProvider, spec instSpec) *inst {
 	i := &inst{p: p, spec: spec, filter: p.cfg.filter, plain: plainTab(p.cfg.filter, spec.kind)}
+	if spec.exp != nil {
+		// An exponential series keeps no exemplars: its measurements
+		// never look at their context.
+		i.plain = nil
+	}
 	i.bg, i.todo = ctxTabs(p.cfg.filter)
 	// Measures are process-wide by name, and keep the unit they were
 	// first made with: an instrument's measure is named for its view and
@@ -354,6 +360,9 @@ func (i *inst) addKey(k attribute.Key) (tag.Key, bool) {
 func aggregationOf(s *instSpec) *view.Aggregation {
 	switch s.kind {
 	case KindHistogram:
+		if s.exp != nil {
+			return view.ExponentialDistribution(s.exp.maxSize, s.exp.maxScale)
+		}
 		return view.DistributionUpperInclusive(slices.Clone(s.bounds)...)
 	case KindGauge, KindObservableGauge:
 		return view.LastValue()

@@ -32,6 +32,26 @@ func (m *Meter) sync(name, desc, unit string, kind Kind, isInt bool, bounds []fl
 	return m.p.instrument(instSpec{name: name, desc: desc, unit: unit, kind: kind, isInt: isInt, bounds: bounds})
 }
 
+// histogram returns the histogram named name, with the advisory
+// boundaries advisory unless its provider makes it exponential (expOf).
+// Its error joins an invalid name's, invalid advisory boundaries' (which
+// an explicit-bucket histogram replaces with DefaultBoundaries, and an
+// exponential one ignores, as the SDK returns that error whatever the
+// aggregation) and that of an invalid WithExponentialHistogram(s) option
+// that would have selected it.
+func (m *Meter) histogram(name, desc, unit string, isInt bool, advisory []float64) (*inst, error) {
+	bounds, berr := checkBounds(name, advisory)
+	exp, eerr := m.p.cfg.expOf(name)
+	if exp != nil {
+		bounds = nil
+		if berr != nil {
+			berr = fmt.Errorf("otel: histogram %q: advisory boundaries %v are not finite and strictly increasing: ignored (the histogram is exponential)", name, advisory)
+		}
+	}
+	i, err := m.p.instrument(instSpec{name: name, desc: desc, unit: unit, kind: KindHistogram, isInt: isInt, bounds: bounds, exp: exp})
+	return i, errors.Join(err, berr, eerr)
+}
+
 // Int64Counter returns the counter named name: a monotonic sum.
 func (m *Meter) Int64Counter(name string, opts ...metric.Int64CounterOption) (metric.Int64Counter, error) {
 	c := metric.NewInt64CounterConfig(opts...)
@@ -55,12 +75,12 @@ func (m *Meter) Int64UpDownCounter(name string, opts ...metric.Int64UpDownCounte
 
 // Int64Histogram returns the histogram named name: an explicit-bucket
 // histogram (view.DistributionUpperInclusive) with the advisory boundaries
-// of opts, or DefaultBoundaries.
+// of opts, or DefaultBoundaries; or a base-2 exponential histogram
+// (view.ExponentialDistribution) when WithExponentialHistogram,
+// WithExponentialHistograms or EnvHistogramAggregation says so.
 func (m *Meter) Int64Histogram(name string, opts ...metric.Int64HistogramOption) (metric.Int64Histogram, error) {
 	c := metric.NewInt64HistogramConfig(opts...)
-	bounds, berr := checkBounds(name, c.ExplicitBucketBoundaries())
-	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, true, bounds)
-	err = errors.Join(err, berr)
+	i, err := m.histogram(name, c.Description(), c.Unit(), true, c.ExplicitBucketBoundaries())
 	if i == nil {
 		return noopI64Hist, err
 	}
@@ -100,9 +120,7 @@ func (m *Meter) Float64UpDownCounter(name string, opts ...metric.Float64UpDownCo
 // Float64Histogram returns the histogram named name; see Int64Histogram.
 func (m *Meter) Float64Histogram(name string, opts ...metric.Float64HistogramOption) (metric.Float64Histogram, error) {
 	c := metric.NewFloat64HistogramConfig(opts...)
-	bounds, berr := checkBounds(name, c.ExplicitBucketBoundaries())
-	i, err := m.sync(name, c.Description(), c.Unit(), KindHistogram, false, bounds)
-	err = errors.Join(err, berr)
+	i, err := m.histogram(name, c.Description(), c.Unit(), false, c.ExplicitBucketBoundaries())
 	if i == nil {
 		return noopF64Hist, err
 	}

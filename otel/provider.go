@@ -44,11 +44,16 @@ var DefaultBoundaries = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000
 type Option func(*config)
 
 type config struct {
-	limit     int
-	prefix    string
-	keys      map[string][]attribute.Key
-	filter    ExemplarFilter // as WithExemplarFilter set it (see exemplarFilter)
-	filterSet bool
+	limit      int
+	prefix     string
+	keys       map[string][]attribute.Key
+	filter     ExemplarFilter // as WithExemplarFilter set it (see exemplarFilter)
+	filterSet  bool
+	expAll     *expSpec            // the last valid WithExponentialHistograms
+	expAllErr  error               // the invalid WithExponentialHistograms, ignored
+	expByName  map[string]*expSpec // the last valid WithExponentialHistogram, by lower-cased name
+	expNameErr map[string]error    // the invalid WithExponentialHistogram, ignored, by lower-cased name
+	exp        *expSpec            // every histogram's, unless expByName names it: expAll, else the environment's (nil: explicit buckets)
 }
 
 // WithCardinalityLimit sets the cardinality limit of every instrument, the
@@ -130,7 +135,10 @@ type meterKey struct{ name, version, schema string }
 
 // NewMeterProvider returns a provider configured by opts, and by
 // OTEL_METRICS_EXEMPLAR_FILTER (EnvExemplarFilter) unless
-// WithExemplarFilter is among them. Set-up cost.
+// WithExemplarFilter is among them, and by
+// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION
+// (EnvHistogramAggregation) unless WithExponentialHistograms is among
+// them. Set-up cost.
 func NewMeterProvider(opts ...Option) *MeterProvider {
 	p := &MeterProvider{
 		cfg:    config{limit: DefaultCardinalityLimit},
@@ -141,6 +149,7 @@ func NewMeterProvider(opts ...Option) *MeterProvider {
 		o(&p.cfg)
 	}
 	p.cfg.filter = exemplarFilter(&p.cfg, otelenv.Env{})
+	expDefaults(&p.cfg, otelenv.Env{})
 	return p
 }
 

@@ -81,7 +81,7 @@ type decoded struct {
 
 type dmetric struct {
 	name, desc, unit string
-	kind             string // "sum", "gauge", "histogram"
+	kind             string // "sum", "gauge", "histogram", "exponential_histogram"
 	temporality      uint64
 	monotonic        bool
 	points           map[string]*dpoint // by attributes, "k=v,k=v"
@@ -98,6 +98,15 @@ type dpoint struct {
 	min, max    *float64
 	buckets     []uint64
 	bounds      []float64
+	exemplars   int // how many
+	// Exponential histograms.
+	scale          int32
+	zeroCount      uint64
+	hasPos, hasNeg bool // the Buckets field is present
+	posOff, negOff int32
+	pos, neg       []uint64
+	flags          uint64
+	zeroThreshold  float64
 }
 
 // value is the point's number, whichever field carries it.
@@ -138,7 +147,7 @@ func decodeRequest(t testing.TB, b []byte) *decoded {
 	for _, m := range sms[0].sub(2) {
 		dm := &dmetric{name: m.str(1), desc: m.str(2), unit: m.str(3), points: map[string]*dpoint{}}
 		var data msg
-		for num, kind := range map[uint64]string{5: "gauge", 7: "sum", 9: "histogram"} {
+		for num, kind := range map[uint64]string{5: "gauge", 7: "sum", 9: "histogram", 10: "exponential_histogram"} {
 			if s := m.sub(num); len(s) > 0 {
 				dm.kind, data = kind, s[0]
 			}
@@ -150,8 +159,11 @@ func decodeRequest(t testing.TB, b []byte) *decoded {
 		mono, _ := data.u64(3)
 		dm.monotonic = mono == 1
 		attrField := uint64(7)
-		if dm.kind == "histogram" {
+		switch dm.kind {
+		case "histogram":
 			attrField = 9
+		case "exponential_histogram":
+			attrField = 1
 		}
 		for _, p := range data.sub(1) {
 			dp := &dpoint{}
@@ -167,7 +179,10 @@ func decodeRequest(t testing.TB, b []byte) *decoded {
 			dp.attrs = strings.Join(attrs, ",")
 			dp.start, _ = p.u64(2)
 			dp.time, _ = p.u64(3)
-			if dm.kind == "histogram" {
+			if dm.kind == "exponential_histogram" {
+				decodeExpPoint(p, dp)
+			} else if dm.kind == "histogram" {
+				dp.exemplars = len(p[8])
 				dp.count, _ = p.u64(4)
 				if v, ok := p.f64(5); ok {
 					dp.sum = &v
@@ -192,6 +207,67 @@ func decodeRequest(t testing.TB, b []byte) *decoded {
 		d.metrics[dm.name] = dm
 	}
 	return d
+}
+
+// decodeExpPoint reads p, an ExponentialHistogramDataPoint, into dp
+// (attributes and times aside).
+func decodeExpPoint(p msg, dp *dpoint) {
+	dp.count, _ = p.u64(4)
+	if v, ok := p.f64(5); ok {
+		dp.sum = &v
+	}
+	if v, ok := p.u64(6); ok {
+		dp.scale = unzigzag32(v)
+	}
+	dp.zeroCount, _ = p.u64(7)
+	buckets := func(num uint64) (present bool, off int32, counts []uint64) {
+		bs := p.sub(num)
+		if len(bs) == 0 {
+			return false, 0, nil
+		}
+		b := bs[len(bs)-1]
+		if v, ok := b.u64(1); ok {
+			off = unzigzag32(v)
+		}
+		return true, off, b.packedVarint(2)
+	}
+	dp.hasPos, dp.posOff, dp.pos = buckets(8)
+	dp.hasNeg, dp.negOff, dp.neg = buckets(9)
+	dp.flags, _ = p.u64(10)
+	dp.exemplars = len(p[11])
+	if v, ok := p.f64(12); ok {
+		dp.min = &v
+	}
+	if v, ok := p.f64(13); ok {
+		dp.max = &v
+	}
+	dp.zeroThreshold, _ = p.f64(14)
+}
+
+// unzigzag32 decodes a sint32.
+func unzigzag32(v uint64) int32 {
+	u := uint32(v)
+	return int32(u>>1) ^ -int32(u&1)
+}
+
+// packedVarint decodes a packed repeated varint field.
+func (m msg) packedVarint(num uint64) []uint64 {
+	var out []uint64
+	for _, f := range m[num] {
+		if f.typ == wireVarint { // unpacked, which a reader must accept too
+			out = append(out, f.v)
+			continue
+		}
+		for d := f.data; len(d) > 0; {
+			v, n := binary.Uvarint(d)
+			if n <= 0 {
+				panic(fmt.Sprintf("field %d: malformed packed varint", num))
+			}
+			out = append(out, v)
+			d = d[n:]
+		}
+	}
+	return out
 }
 
 // pointNames lists the attribute strings of m's points, sorted.

@@ -65,9 +65,9 @@
 //	(cumulative, delta, lowmemory)               (or Temporality Delta:                                       invalid: logged, ignored
 //	                                             every view)
 //	OTEL_METRIC_EXPORT_INTERVAL (ms)             Interval                10 s                                 60 s, read by the SDK's PeriodicReader
-//	METRICS_DEFAULT_HISTOGRAM_AGGREGATION        - (views decide)        explicit_bucket_histogram;           the same; base2_exponential_bucket_histogram
-//	                                                                     base2_exponential_bucket_histogram:  selects exponential histograms
-//	                                                                     a warning, explicit buckets kept
+//	METRICS_DEFAULT_HISTOGRAM_AGGREGATION        - (views decide: read   explicit_bucket_histogram; another   the same; base2_exponential_bucket_histogram
+//	                                             by the otel module's    value: logged, ignored               selects exponential histograms
+//	                                             MeterProvider)
 //	OTEL_METRIC_EXPORT_TIMEOUT (ms)              - (the Interval bounds  -                                    30 s, PeriodicReader
 //	                                             an export): not read
 //	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES  Resource (code's        unknown_service:<executable>,        read by resource.Default, always (no opt-in);
@@ -83,6 +83,7 @@
 //	Count, Sum (Counter)          cumulative   delta        delta
 //	ObservedSum (async Counter)   cumulative   delta        cumulative (the otel module's observable counters, metric.NewCounter)
 //	Distribution (Histogram)      cumulative   delta        delta
+//	ExponentialDistribution       cumulative   delta        delta      (a Histogram, as the specification's table has it)
 //	UpDownSum (UpDownCounter)     cumulative   cumulative   cumulative (with Temporality Delta too: see below)
 //	LastValue (Gauge)             -            -            -          (a Gauge has no temporality: its last value)
 //
@@ -115,6 +116,15 @@
 //   - LastValue: a Gauge, of integers for an Int64 measure;
 //   - Distribution: a Histogram with the view's explicit bounds, the count,
 //     sum, bucket counts, min and max of each series.
+//   - ExponentialDistribution: an ExponentialHistogram, the buckets as the
+//     series holds them: scale, zero_count (zero_threshold 0: values
+//     exactly 0), positive and negative Buckets (offset and counts), count,
+//     sum, min and max; min and max left out when the point counts no
+//     value (only NaN or ±Inf were recorded, which the aggregation ignores).
+//     With delta temporality a point holds the interval's own values at the
+//     scale a histogram of them alone has (finer than the cumulative one
+//     after a wide interval: the OTel SDK's delta), with the interval's own
+//     min and max, always sent (they are known: nothing is un-merged).
 //
 // Sums and histograms are cumulative (as OpenCensus reports them; a point
 // starts when its view was registered, as an OpenTelemetry SDK's starts at
@@ -143,7 +153,9 @@
 //     5, 10, 50 with bounds 1, 5, 10, 50: [0 1 1 1 0]).
 //   - Histogram sum. OTLP says the sum must be left out when negative
 //     values were recorded (for compatibility with OpenMetrics); it is,
-//     for series whose minimum is negative.
+//     for series whose minimum is negative (an ExponentialHistogram point:
+//     whose own minimum is, the interval's with delta temporality). The
+//     OTel SDK always sends it.
 //   - Histogram min and max with delta temporality. They cannot be
 //     subtracted, so they are sent only for a series' first interval
 //     (when every recorded value is in it), and left out afterwards.

@@ -45,6 +45,9 @@ type point struct {
 	countsFrom int     // a distribution's bucket counts: Encoder.counts[countsFrom:countsFrom+len(bounds)+1]
 	exFrom     int     // a distribution's exemplars: Encoder.exs[exFrom:exTo]
 	exTo       int
+	scale      int32      // an exponential distribution's (setExp)
+	zero       uint64     // its zero count
+	pos, neg   expBuckets // its buckets
 }
 
 // Encoder writes snapshots of every registered view as OTLP
@@ -57,7 +60,9 @@ type point struct {
 // export where one of its points is negative or NaN; a LastValue view a
 // Gauge (integers for an Int64 measure); a Distribution view a Histogram
 // with explicit bounds, count, sum, bucket counts, min and max, in the
-// measure's unit. Each series is one data point, with its tag values as
+// measure's unit; an ExponentialDistribution view an ExponentialHistogram
+// (scale, zero count, positive and negative buckets, count, sum, min and
+// max; see expo.go), in the measure's unit. Each series is one data point, with its tag values as
 // string attributes (absent keys left out), starting when the view was
 // registered, or for a series re-created after eviction when it was
 // (cumulative: delta.CumulativeStart), or at the previous export (delta); a view's
@@ -89,6 +94,7 @@ type Encoder struct {
 	buckets []int64          // ReadDist's buffer
 	exs     []*core.Exemplar // the exemplars of the current view's points
 	exBuf   []*core.Exemplar // Series.Exemplars' buffer
+	vals    delta.Values     // Read's output, reused: its Exp's Counts are kept
 	keys    []byte           // the current view's encoded KeyValue.key fields, one per tag key
 	keyOff  []int            // key i is keys[keyOff[i]:keyOff[i+1]]
 	ktypes  []attrval.Type   // the current view's key types (Aggregator.KeyTypes)
@@ -291,6 +297,8 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		fixed = 3 * fixedFieldSize // start, time, value
 	case core.KindLastValue:
 		fixed = 2 * fixedFieldSize // time, value
+	case core.KindExponential:
+		fixed = 2 * fixedFieldSize // start, time; the rest is setExp's
 	default:
 		fixed = 3*fixedFieldSize + lenFieldSize(8*nb) // start, time, count, bucket_counts
 		if len(bounds) > 0 {
@@ -326,6 +334,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			monotonic = false
 		}
 		p.size = fixed
+		if kind == core.KindExponential {
+			p.size += e.setExp(&p, &e.vals.Exp) // its sum, min and max included
+		}
 		if p.overflow {
 			p.size += lenFieldSize(len(overflowAttr))
 		}
@@ -338,13 +349,13 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 				p.size += lenFieldSize(stringAttrSize(e.keyOff[i+1]-e.keyOff[i], e.str(sid)))
 			}
 		}
-		if p.hasSum {
+		if p.hasSum && kind == core.KindDistribution {
 			p.size += fixedFieldSize
 		}
-		if p.hasMinMax {
+		if p.hasMinMax && kind == core.KindDistribution {
 			p.size += 2 * fixedFieldSize
 		}
-		if kind == core.KindDistribution {
+		if kind == core.KindDistribution || kind == core.KindExponential {
 			since := uint64(0) // cumulative: every exemplar the series has
 			if st != nil {
 				since = p.start
@@ -376,6 +387,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		}
 	case core.KindLastValue:
 		dataTag = tagMetricGauge
+	case core.KindExponential:
+		dataTag = tagMetricExpHist
+		data += 2 // aggregation_temporality
 	default:
 		dataTag = tagMetricHistogram
 		data += 2 // aggregation_temporality
@@ -426,6 +440,9 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			b = appendFixed(b, tagNDPTime, end)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
 			b = appendNumber(b, m.Int, p.value)
+		case core.KindExponential:
+			b = e.appendAttrs(b, tagEHDPAttributes, v.KeyIDs, p) // field 1: first
+			b = e.appendExpPoint(b, p, end)
 		default:
 			b = appendFixed(b, tagHDPStart, p.start)
 			b = appendFixed(b, tagHDPTime, end)
@@ -489,10 +506,15 @@ func exemplarSize(x *core.Exemplar) int {
 	return n
 }
 
-// appendExemplar appends an exemplars field, in protobuf-go's field order
-// (the oneof value last).
+// appendExemplar appends a HistogramDataPoint's exemplars field.
 func appendExemplar(b []byte, x *core.Exemplar) []byte {
-	b = appendLen(b, tagHDPExemplars, exemplarSize(x))
+	return appendExemplarField(b, tagHDPExemplars, x)
+}
+
+// appendExemplarField appends an Exemplar as field tag, in protobuf-go's
+// field order (the oneof value last).
+func appendExemplarField(b []byte, tag byte, x *core.Exemplar) []byte {
+	b = appendLen(b, tag, exemplarSize(x))
 	b = appendFixed(b, tagExTime, uint64(x.Time))
 	if x.HasSpan() {
 		b = appendLen(b, tagExSpanID, 8)
@@ -552,11 +574,13 @@ func (e *Encoder) appendAttrs(b []byte, tag byte, keys []uint32, p *point) []byt
 // reports whether the series has a data point: with Delta temporality,
 // series that did not change are left out.
 func (e *Encoder) read(kind core.Kind, s *core.Series, st *delta.View, p *point) bool {
-	var v delta.Values
-	if !delta.Read(kind, s, st, e.buckets, &v) {
+	v := &e.vals
+	if !delta.Read(kind, s, st, e.buckets, v) {
 		return false
 	}
 	switch kind {
+	case core.KindExponential:
+		return true // e.vals.Exp: the caller's setExp reads it
 	case core.KindCount:
 		p.count = v.Count
 		return true

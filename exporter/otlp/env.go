@@ -29,11 +29,14 @@ const (
 	EnvInsecure           = "OTEL_EXPORTER_OTLP_INSECURE"
 	EnvTemporality        = exporter.EnvTemporalityPreference
 	EnvMetricExportPeriod = exporter.EnvMetricExportInterval
-	// EnvHistogramAggregation chooses the default histogram aggregation:
-	// explicit_bucket_histogram (what zerostat's views are) is honoured;
-	// base2_exponential_bucket_histogram is not supported yet: a warning,
-	// and explicit buckets are kept.
-	EnvHistogramAggregation = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
+	// EnvHistogramAggregation chooses the default histogram aggregation,
+	// explicit_bucket_histogram or base2_exponential_bucket_histogram. An
+	// exporter sends each view with the aggregation the view has
+	// (view.Distribution, view.ExponentialDistribution): the variable is
+	// read by the otel module's MeterProvider, whose histograms it makes
+	// exponential. The exporter only checks the value (another one is a
+	// warning).
+	EnvHistogramAggregation = otelenv.HistogramAggregation
 )
 
 // metricsVar returns OTEL_EXPORTER_OTLP_METRICS_X for OTEL_EXPORTER_OTLP_X.
@@ -209,12 +212,8 @@ func (o Options) WithEnvDefault(protocol string) (Options, error) {
 			ignore(err)
 		}
 	}
-	switch v := env.Get(EnvHistogramAggregation); strings.ToLower(v) {
-	case "", "explicit_bucket_histogram":
-	case "base2_exponential_bucket_histogram":
-		ignore(fmt.Errorf("%s=%q: zerostat has no exponential histograms yet; histograms keep their explicit buckets", EnvHistogramAggregation, v))
-	default:
-		ignore(fmt.Errorf("%s=%q: want explicit_bucket_histogram or base2_exponential_bucket_histogram", EnvHistogramAggregation, v))
+	if _, err := env.Base2Exponential(); err != nil {
+		ignore(err)
 	}
 	if o.Resource, err = o.Resource.FromEnv(); err != nil {
 		return fail(err)

@@ -37,12 +37,13 @@ const (
 	tagAnyInt    = 3<<3 | wireVarint // int64 int_value = 3
 
 	// Metric (data is a oneof)
-	tagMetricName        = 1<<3 | wireBytes // string name = 1
-	tagMetricDescription = 2<<3 | wireBytes // string description = 2
-	tagMetricUnit        = 3<<3 | wireBytes // string unit = 3
-	tagMetricGauge       = 5<<3 | wireBytes // Gauge gauge = 5
-	tagMetricSum         = 7<<3 | wireBytes // Sum sum = 7
-	tagMetricHistogram   = 9<<3 | wireBytes // Histogram histogram = 9
+	tagMetricName        = 1<<3 | wireBytes  // string name = 1
+	tagMetricDescription = 2<<3 | wireBytes  // string description = 2
+	tagMetricUnit        = 3<<3 | wireBytes  // string unit = 3
+	tagMetricGauge       = 5<<3 | wireBytes  // Gauge gauge = 5
+	tagMetricSum         = 7<<3 | wireBytes  // Sum sum = 7
+	tagMetricHistogram   = 9<<3 | wireBytes  // Histogram histogram = 9
+	tagMetricExpHist     = 10<<3 | wireBytes // ExponentialHistogram exponential_histogram = 10
 
 	// Gauge, Sum and Histogram
 	tagDataPoints  = 1<<3 | wireBytes  // repeated ...DataPoint data_points = 1
@@ -67,6 +68,25 @@ const (
 	tagHDPAttributes     = 9<<3 | wireBytes    // repeated KeyValue attributes = 9
 	tagHDPMin            = 11<<3 | wireFixed64 // optional double min = 11
 	tagHDPMax            = 12<<3 | wireFixed64 // optional double max = 12
+
+	// ExponentialHistogramDataPoint (start and time as tagHDPStart and
+	// tagHDPTime)
+	tagEHDPAttributes = 1<<3 | wireBytes    // repeated KeyValue attributes = 1
+	tagEHDPCount      = 4<<3 | wireFixed64  // fixed64 count = 4
+	tagEHDPSum        = 5<<3 | wireFixed64  // optional double sum = 5
+	tagEHDPScale      = 6<<3 | wireVarint   // sint32 scale = 6 (zigzag)
+	tagEHDPZeroCount  = 7<<3 | wireFixed64  // fixed64 zero_count = 7
+	tagEHDPPositive   = 8<<3 | wireBytes    // Buckets positive = 8
+	tagEHDPNegative   = 9<<3 | wireBytes    // Buckets negative = 9
+	tagEHDPExemplars  = 11<<3 | wireBytes   // repeated Exemplar exemplars = 11
+	tagEHDPMin        = 12<<3 | wireFixed64 // optional double min = 12
+	tagEHDPMax        = 13<<3 | wireFixed64 // optional double max = 13
+	// flags = 10 (uint32) and zero_threshold = 14 (double) are 0: never
+	// written.
+
+	// ExponentialHistogramDataPoint.Buckets
+	tagBucketsOffset = 1<<3 | wireVarint // sint32 offset = 1 (zigzag)
+	tagBucketsCounts = 2<<3 | wireBytes  // repeated uint64 bucket_counts = 2 (packed varints)
 
 	// Exemplar
 	tagExTime     = 2<<3 | wireFixed64 // fixed64 time_unix_nano = 2

@@ -148,3 +148,28 @@ func (e Env) Positive(name string) (time.Duration, error) {
 	}
 	return d, err
 }
+
+// HistogramAggregation is the OTLP exporter's variable choosing the
+// default aggregation of histograms: explicit_bucket_histogram (the
+// default) or base2_exponential_bucket_histogram (the SDK's
+// AggregationBase2ExponentialHistogram, MaxSize 160, MaxScale 20).
+const HistogramAggregation = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
+
+// Base2Exponential reports whether HistogramAggregation says
+// base2_exponential_bucket_histogram. The value is matched in any case,
+// as OTel Go's exporters match it (and as the specification says enum
+// values should be). Unset, empty or explicit_bucket_histogram: false.
+// Any other value: false, with an error naming the variable and the value,
+// for the caller to report as Ignored (the specification: an unknown enum
+// value "MUST produce a warning and be ignored"; OTel Go logs it and
+// keeps the default).
+func (e Env) Base2Exponential() (bool, error) {
+	switch v := e.Get(HistogramAggregation); strings.ToLower(v) {
+	case "", "explicit_bucket_histogram":
+		return false, nil
+	case "base2_exponential_bucket_histogram":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want explicit_bucket_histogram or base2_exponential_bucket_histogram", HistogramAggregation, v)
+	}
+}

@@ -62,3 +62,34 @@ func TestFirst(t *testing.T) {
 		t.Errorf("got %s=%q; want none", n, v)
 	}
 }
+
+func TestBase2Exponential(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+		err   bool
+	}{
+		{"", false, false},
+		{"  ", false, false},
+		{"explicit_bucket_histogram", false, false},
+		{"base2_exponential_bucket_histogram", true, false},
+		{" BASE2_Exponential_Bucket_Histogram ", true, false},
+		{"Explicit_Bucket_Histogram", false, false},
+		{"exponential", false, true},
+		{"base2_exponential_bucket_histogram,x", false, true},
+	} {
+		env := Env{Lookup: func(k string) (string, bool) {
+			if k != HistogramAggregation {
+				return "", false
+			}
+			return tc.value, true
+		}}
+		got, err := env.Base2Exponential()
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("%q: got %v, %v; want %v, error %v", tc.value, got, err, tc.want, tc.err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), HistogramAggregation) || !strings.Contains(err.Error(), tc.value)) {
+			t.Errorf("%q: error %q does not name the variable and the value", tc.value, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/otlp"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/internal/testca"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
@@ -557,4 +559,52 @@ func downCollector(t *testing.T) (*collector, *Exporter, func(bool)) {
 		t.Fatal(err)
 	}
 	return c, e, func(d bool) { mu.Lock(); down = d; mu.Unlock() }
+}
+
+// TestExportExponential: an exponential view reaches a gRPC receiver as
+// an ExponentialHistogram the official types decode (the encoder's
+// request, shared with OTLP/HTTP), delta: each interval's own values.
+func TestExportExponential(t *testing.T) {
+	fixtureSeq++
+	p := fmt.Sprintf("grpc%d/", fixtureSeq)
+	m := stats.Float64(p+"m", "", stats.UnitMilliseconds)
+	v := &view.View{Name: p + "exp", Measure: m, Aggregation: view.ExponentialDistribution(0, 0), TagKeys: []tag.Key{keyRoute}}
+	if err := view.Register(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { view.Unregister(v) })
+	ctx, _ := tag.New(context.Background(), tag.Upsert(keyRoute, "/a"))
+	intervals := [][]float64{{1, 2, 4, 0, -8}, {1e-9, 1e9}, {3}}
+	c := newCollector(t, nil)
+	e, err := New(otlp.Options{Endpoint: "http://" + c.addr, Temporality: otlp.Delta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+	for i, vs := range intervals {
+		h := exphist.MustNew(exphist.DefaultMaxSize, exphist.DefaultMaxScale)
+		for _, x := range vs {
+			stats.Record(ctx, m.M(x))
+			h.Record(x)
+		}
+		var want exphist.Snapshot
+		h.Snapshot(&want)
+		if err := e.Export(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		reqs, _ := c.got()
+		mt := metric(reqs[len(reqs)-1], p+"exp")
+		eh := mt.GetExponentialHistogram()
+		if eh == nil || eh.AggregationTemporality != metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA || len(eh.DataPoints) != 1 {
+			t.Fatalf("interval %d: %v", i, mt)
+		}
+		dp := eh.DataPoints[0]
+		if dp.Count != want.Count || dp.Scale != want.Scale || dp.ZeroCount != want.ZeroCount ||
+			dp.GetPositive().GetOffset() != want.Positive.Offset || !slices.Equal(dp.GetPositive().GetBucketCounts(), want.Positive.Counts) ||
+			dp.GetNegative().GetOffset() != want.Negative.Offset || !slices.Equal(dp.GetNegative().GetBucketCounts(), want.Negative.Counts) ||
+			dp.GetMin() != want.Min || dp.GetMax() != want.Max || (dp.Sum != nil) != (want.Min >= 0) || dp.GetSum() != want.Sum && dp.Sum != nil ||
+			dp.Attributes[0].Value.GetStringValue() != "/a" {
+			t.Errorf("interval %d: %v; want %+v", i, dp, want)
+		}
+	}
 }
