@@ -43,11 +43,14 @@ func (c *columns) reset(k, m int) {
 }
 
 // dataColumns is how many data columns a view of kind has: one value per
-// row, or a distribution's count, sum, min, max, sum_sq_dev and its
-// buckets (nb of them).
+// row, a distribution's count, sum, min, max, sum_sq_dev and its buckets
+// (nb of them), or an exponential distribution's ten fields.
 func dataColumns(kind core.Kind, nb int) int {
-	if kind == core.KindDistribution {
+	switch kind {
+	case core.KindDistribution:
 		return 5 + nb
+	case core.KindExponential:
+		return wire.ExpDataLen
 	}
 	return 1
 }
@@ -98,6 +101,10 @@ func (c *columns) add(e *encoder, kind core.Kind, isInt bool, vids []uint32, rv 
 		d[0] = appendNumber(d[0], isInt, rv.Sum)
 	case core.KindLastValue:
 		d[0] = appendNumber(d[0], isInt, rv.Last)
+	case core.KindExponential:
+		for c := range d {
+			d[c] = appendExpField(d[c], &rv.Exp, c)
+		}
 	default:
 		x := &rv.Dist
 		d[0] = msgpack.AppendUint(d[0], uint64(x.Count))

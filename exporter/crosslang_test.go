@@ -34,6 +34,17 @@ type crossRow struct {
 	SumSqDev *float64          `json:"sum_sq_dev"`
 	Buckets  []uint64          `json:"buckets"`
 	Start    *string           `json:"start"`
+	// An exponential distribution's (aggregation 7).
+	Scale     *int32           `json:"scale"`
+	ZeroCount *uint64          `json:"zero_count"`
+	Positive  *crossExpBuckets `json:"positive"`
+	Negative  *crossExpBuckets `json:"negative"`
+}
+
+// crossExpBuckets is one sign's buckets as the decoders print them.
+type crossExpBuckets struct {
+	Offset int32    `json:"offset"`
+	Counts []uint64 `json:"counts"`
 }
 
 type crossOut struct {

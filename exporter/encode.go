@@ -9,6 +9,7 @@ import (
 	"github.com/zerostat/zerostat/internal/attrval"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
+	"github.com/zerostat/zerostat/internal/exphist"
 	"github.com/zerostat/zerostat/internal/msgpack"
 	"github.com/zerostat/zerostat/internal/promname"
 )
@@ -95,8 +96,11 @@ type encoder struct {
 	strs    []string
 	series  []*core.Series
 	buckets []int64
-	delta   *delta.Tracker // nil: cumulative
-	kinds   delta.Kinds    // the kinds read through delta
+	// rv holds each series read: kept from export to export so that an
+	// exponential histogram's bucket counts (rv.Exp) are reused.
+	rv    delta.Values
+	delta *delta.Tracker // nil: cumulative
+	kinds delta.Kinds    // the kinds read through delta
 
 	// The payload being written.
 	seq       uint64
@@ -294,7 +298,7 @@ func (e *encoder) endRows(rowsOff int, n uint32) {
 // measure, a float (msgpack.AppendFloat never writes an integer form).
 func (e *encoder) appendRow(kind core.Kind, isInt bool, vids []uint32, rv *delta.Values, start time.Time) {
 	e.points++
-	n := wire.RowLen(wire.Aggregation(kind), len(vids))
+	n := wire.RowLen(wire.AggregationOf(kind, false, false), len(vids))
 	if !start.IsZero() {
 		n++
 	}
@@ -310,6 +314,10 @@ func (e *encoder) appendRow(kind core.Kind, isInt bool, vids []uint32, rv *delta
 		b = appendNumber(b, isInt, rv.Sum)
 	case core.KindLastValue:
 		b = appendNumber(b, isInt, rv.Last)
+	case core.KindExponential:
+		for c := range wire.ExpDataLen {
+			b = appendExpField(b, &rv.Exp, c)
+		}
 	default:
 		d := &rv.Dist
 		b = msgpack.AppendUint(b, uint64(d.Count))
@@ -326,6 +334,43 @@ func (e *encoder) appendRow(kind core.Kind, isInt bool, vids []uint32, rv *delta
 		b = msgpack.AppendTime(b, start)
 	}
 	e.buf = b
+}
+
+// appendExpField appends field c of an exponential distribution's row
+// (wire.ExpDataLen of them, in docs/wire-format.md's order): count, sum,
+// min, max, scale, zero count, then each sign's offset and counts. One
+// writer for version 1's rows and version 2's columns. An empty range is
+// written with offset 0, whatever s holds.
+func appendExpField(b []byte, s *exphist.Snapshot, c int) []byte {
+	switch c {
+	case 0:
+		return msgpack.AppendUint(b, s.Count)
+	case 1:
+		return msgpack.AppendFloat(b, s.Sum)
+	case 2:
+		return msgpack.AppendFloat(b, s.Min)
+	case 3:
+		return msgpack.AppendFloat(b, s.Max)
+	case 4:
+		return msgpack.AppendInt(b, int64(s.Scale))
+	case 5:
+		return msgpack.AppendUint(b, s.ZeroCount)
+	}
+	r := &s.Positive
+	if c >= 8 {
+		r = &s.Negative
+	}
+	if c%2 == 0 { // 6, 8: the offset
+		if len(r.Counts) == 0 {
+			return msgpack.AppendUint(b, 0)
+		}
+		return msgpack.AppendInt(b, int64(r.Offset))
+	}
+	b = msgpack.AppendArrayHeader(b, uint32(len(r.Counts)))
+	for _, n := range r.Counts {
+		b = msgpack.AppendUint(b, n)
+	}
+	return b
 }
 
 // appendNumber appends a Sum's or LastValue's value: an integer when
@@ -378,7 +423,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 	e.delta.Begin()
 	e.series = e.series[:0]
 	defer func() { clear(e.series) }() // nor keep series alive after the snapshot
-	var rv delta.Values
+	rv := &e.rv
 	for _, v := range views {
 		if e.only != "" && v.Name != e.only {
 			continue
@@ -423,22 +468,22 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			var start time.Time
 			if i < len(rows) {
 				s := rows[i]
-				if !delta.Read(kind, s, st, e.buckets, &rv) {
+				if !delta.Read(kind, s, st, e.buckets, rv) {
 					continue
 				}
 				// A row has a value for each of the view's keys: a
 				// series older than keys added to its view has fewer.
 				vids = core.PadValueIDs(&e.vids, s.ValueIDs(), len(v.KeyIDs))
-				start = rowStart(a, s, e.delta == nil || v.UpDown, st, &rv)
+				start = rowStart(a, s, e.delta == nil || v.UpDown, st, rv)
 			} else {
 				e.endRows(rowsOff, nRows)
 				rowsDone = true
 				o := a.Overflow()
-				if o != nil && delta.Read(kind, o, st, e.buckets, &rv) {
+				if o != nil && delta.Read(kind, o, st, e.buckets, rv) {
 					// Version 1's overflow row has no start: readers
 					// written for it refuse one.
 					if e.version == wire.Version2 {
-						start = rowStart(a, o, e.delta == nil || v.UpDown, st, &rv)
+						start = rowStart(a, o, e.delta == nil || v.UpDown, st, rv)
 					}
 				} else {
 					if nRows == 0 && !e.allViews {
@@ -456,7 +501,7 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 				}
 			}
 			rowMark, rowTab := e.markRow(), len(e.tab.order)
-			e.addRow(kind, v.Int, vids, &rv, start) // the overflow row: after endRows, as a row
+			e.addRow(kind, v.Int, vids, rv, start) // the overflow row: after endRows, as a row
 			// A row must leave room for the view's overflow slot (a nil
 			// when it has none), which follows the rows.
 			need := e.size()
@@ -493,10 +538,10 @@ func (e *encoder) encode(start, end time.Time, emit func(p []byte, last bool) er
 			rowsOff = e.beginView(v, st)
 			if rowsDone { // the overflow row alone in its part
 				e.endRows(rowsOff, 0)
-				e.appendRow(kind, v.Int, vids, &rv, start)
+				e.appendRow(kind, v.Int, vids, rv, start)
 				break
 			}
-			e.addRow(kind, v.Int, vids, &rv, start)
+			e.addRow(kind, v.Int, vids, rv, start)
 			nRows = 1
 		}
 		st.Done() // every series of the view read: acknowledge its seals

@@ -18,10 +18,18 @@ var fuzzKeys = []tag.Key{tag.MustNewKey("fa"), tag.MustNewKey("fb"), tag.MustNew
 
 // FuzzSnapshotRoundTrip builds a registry from the fuzzer's bytes (views of
 // every aggregation, 0-3 keys, values, a cardinality limit, a payload cap),
-// exports it, decodes every payload and checks it against RetrieveData.
+// exports it in the wire version the fuzzer picks, decodes every payload
+// and checks it against RetrieveData: the rows of every view, and every
+// value of an exponential distribution's rows (count, sum, min, max,
+// scale, zero count, both ranges; sizes 2, 4 and 160, the small ones
+// downscaling as values arrive).
 func FuzzSnapshotRoundTrip(f *testing.F) {
 	f.Add([]byte("seed: a few views and values"), uint16(2048))
 	f.Add([]byte{3, 1, 2, 250, 0, 0, 0x80, 0x7f, 0xff, 0xff, 9, 9, 9}, uint16(1024))
+	// Exponential views (aggregation bytes 4 to 6), positive, negative and
+	// tiny values, in version 2 (the cap's bit 15).
+	f.Add([]byte{3, 4, 2, 1, 5, 1, 3, 6, 3, 1, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0x10, 0xc0,
+		2, 0, 1, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 9, 0, 0, 0, 0, 0, 0, 0x30, 0x40}, uint16(0x8000|2048))
 	f.Fuzz(func(t *testing.T, data []byte, capBytes uint16) {
 		next := fuzzReader(&data)
 		nViews := int(next()%4) + 1
@@ -31,7 +39,8 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 			fuzzSeq++
 			name := fmt.Sprintf("fuzz/%d/%d", fuzzSeq, i)
 			m := stats.Float64(name, "d", "ms")
-			agg := []*view.Aggregation{view.Count(), view.Sum(), view.Distribution(1, 10, 100), view.LastValue()}[next()%4]
+			agg := []*view.Aggregation{view.Count(), view.Sum(), view.Distribution(1, 10, 100), view.LastValue(),
+				view.ExponentialDistribution(2, 20), view.ExponentialDistribution(4, 3), view.ExponentialDistribution(160, 20)}[next()%7]
 			v := &view.View{Name: name, Measure: m, Aggregation: agg, TagKeys: fuzzKeys[:next()%4], CardinalityLimit: int(next()%8) + 1}
 			vs = append(vs, v)
 			ms = append(ms, m)
@@ -64,7 +73,8 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 			}
 			got = append(got, pl)
 			return nil
-		}), Options{MaxPayloadBytes: int(capBytes)%8192 + MinMaxPayloadBytes, Logger: slog.New(slog.DiscardHandler)})
+		}), Options{MaxPayloadBytes: int(capBytes&0x7fff)%8192 + MinMaxPayloadBytes, WireVersion: 1 + int(capBytes>>15),
+			Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,11 +100,19 @@ func FuzzSnapshotRoundTrip(f *testing.F) {
 			if rows+overflows != len(want) || overflows > 1 {
 				t.Fatalf("%s: %d rows and %d overflow rows exported; RetrieveData has %d rows", v.Name, rows, overflows, len(want))
 			}
+			if len(want) > 0 && isExp(want[0].Data) {
+				sameMaps(t, v.Name, decodedExp(t, got, v.Name), retrievedExp(t, v))
+			}
 		}
 	})
 }
 
 var fuzzSeq int
+
+func isExp(d view.AggregationData) bool {
+	_, ok := d.(*view.ExponentialDistributionData)
+	return ok
+}
 
 // fuzzReader returns a function that consumes the fuzzer's bytes one at a
 // time, then returns zeros.
@@ -109,8 +127,9 @@ func fuzzReader(data *[]byte) func() byte {
 	}
 }
 
-// FuzzDeltaEvictTotals records random tag combinations into views with
-// small cardinality limits, exporting in delta with EvictIdleAfter at
+// FuzzDeltaEvictTotals records random tag combinations into views
+// (counts, distributions, exponential distributions) with small
+// cardinality limits, exporting in delta with EvictIdleAfter at
 // random points, so that series are evicted, revived, freed and
 // re-created, and the overflow row fills and empties, in the fuzzer's
 // order. The counts received, rows and overflow rows together, equal the
@@ -119,6 +138,8 @@ func fuzzReader(data *[]byte) func() byte {
 func FuzzDeltaEvictTotals(f *testing.F) {
 	f.Add([]byte("seed: a few views, values and exports"), uint8(1))
 	f.Add([]byte{2, 1, 2, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(2))
+	// Exponential views (aggregation byte 2), evicted and revived.
+	f.Add([]byte{2, 2, 1, 0, 2, 0, 1, 2, 5, 6, 7, 4, 9, 1, 2, 3, 8, 5, 6, 7, 0, 0, 0, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, evictAfter uint8) {
 		next := fuzzReader(&data)
 		nViews := int(next()%3) + 1
@@ -128,7 +149,7 @@ func FuzzDeltaEvictTotals(f *testing.F) {
 			fuzzSeq++
 			name := fmt.Sprintf("fuzzevict/%d/%d", fuzzSeq, i)
 			m := stats.Int64(name, "", "")
-			agg := []*view.Aggregation{view.Count(), view.Distribution(1, 10)}[next()%2]
+			agg := []*view.Aggregation{view.Count(), view.Distribution(1, 10), view.ExponentialDistribution(4, 20)}[next()%3]
 			vs = append(vs, &view.View{Name: name, Measure: m, Aggregation: agg, TagKeys: fuzzKeys[:next()%3+1], CardinalityLimit: int(next()%4) + 1})
 			ms = append(ms, m)
 		}

@@ -35,7 +35,8 @@ import (
 // A view's line names it and its unit (not a count's: its values are
 // counts); its rows follow, indented by 2, one per tag set, with the value
 // (a distribution's count, mean, min, max and estimated 50th and 99th
-// percentiles) right-aligned. A view of one row without tags has its
+// percentiles, an exponential distribution's alike, estimated from its
+// exponential buckets) right-aligned. A view of one row without tags has its
 // value on its own line. A tag set too long to share its line with the
 // values gets a line of its own, the values the next; a tag set too long
 // for a line is wrapped after a comma, and a single tag too long for a
@@ -80,7 +81,7 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 			hidden++
 			continue
 		}
-		dist := v.Aggregation == wire.Distribution
+		dist := v.Aggregation == wire.Distribution || v.Aggregation == wire.ExponentialDistribution
 		name := tableLine{left: v.Name, breaks: "/._"}
 		// A count's unit is not its measure's (the view's unit).
 		if u := v.Unit; u != "" && u != "1" && v.Aggregation != wire.Count {
@@ -95,21 +96,22 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 			name.cells = distHeadings
 			dists = true
 		case len(v.Rows) == 1 && v.Overflow == nil && formatTags(v.Keys, v.Rows[0].Values) == "-":
-			name.cells = rowCells(v, &v.Rows[0]) // the value on the view's line
+			name.cells = rowCells(v, &v.Rows[0], nil) // the value on the view's line
 			lines = append(lines, name)
 			continue
 		}
 		lines = append(lines, name)
 		// Rows come in the exporter's (hash) order; print them sorted.
 		rows := sortedRows(v)
-		for _, r := range rows[:min(len(rows), maxTableRows)] {
-			lines = append(lines, tableLine{indent: 2, left: formatTags(v.Keys, r.Values), breaks: ",", cells: rowCells(v, r)})
+		for _, i := range rows[:min(len(rows), maxTableRows)] {
+			r := &v.Rows[i]
+			lines = append(lines, tableLine{indent: 2, left: formatTags(v.Keys, r.Values), breaks: ",", cells: rowCells(v, r, expAt(v, i))})
 		}
 		if more := len(rows) - maxTableRows; more > 0 {
 			lines = append(lines, tableLine{indent: 2, left: fmt.Sprintf("(%d more rows: -format json prints every row)", more)})
 		}
 		if v.Overflow != nil {
-			lines = append(lines, tableLine{indent: 2, left: "otel.metric.overflow=true", breaks: ",", cells: rowCells(v, v.Overflow)})
+			lines = append(lines, tableLine{indent: 2, left: "otel.metric.overflow=true", breaks: ",", cells: rowCells(v, v.Overflow, v.OverflowExp)})
 		}
 	}
 	writeLines(w, lines)
@@ -121,13 +123,23 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 	}
 }
 
-func sortedRows(v *wire.View) []*wire.Row {
-	rows := make([]*wire.Row, len(v.Rows))
+// sortedRows returns the indices of v's rows, ordered by their tag values.
+func sortedRows(v *wire.View) []int {
+	rows := make([]int, len(v.Rows))
 	for j := range v.Rows {
-		rows[j] = &v.Rows[j]
+		rows[j] = j
 	}
-	sort.Slice(rows, func(a, b int) bool { return slices.Compare(rows[a].Values, rows[b].Values) < 0 })
+	sort.Slice(rows, func(a, b int) bool { return slices.Compare(v.Rows[rows[a]].Values, v.Rows[rows[b]].Values) < 0 })
 	return rows
+}
+
+// expAt returns the exponential buckets of row i of an exponential
+// distribution view, or nil.
+func expAt(v *wire.View, i int) *wire.ExpHistogram {
+	if i < len(v.Exp) {
+		return &v.Exp[i]
+	}
+	return nil
 }
 
 // writeLines lays the lines out: the cells right-aligned at one edge, as
@@ -262,8 +274,9 @@ func formatTags(keys, values []string) string {
 	return strings.Join(tags, ",")
 }
 
-// rowCells returns a row's value, or a distribution's six columns.
-func rowCells(v *wire.View, r *wire.Row) []string {
+// rowCells returns a row's value, or a distribution's six columns (an
+// exponential distribution's from r and e, its buckets).
+func rowCells(v *wire.View, r *wire.Row, e *wire.ExpHistogram) []string {
 	switch v.Aggregation {
 	case wire.Count:
 		return []string{strconv.FormatUint(r.Count, 10)}
@@ -277,8 +290,15 @@ func rowCells(v *wire.View, r *wire.Row) []string {
 	if r.Count > 0 {
 		mean = r.Mean()
 	}
-	return []string{strconv.FormatUint(r.Count, 10), f(mean), f(r.Min), f(r.Max),
-		f(quantile(v.Bounds, r, 0.5)), f(quantile(v.Bounds, r, 0.99))}
+	mn, mx := r.Min, r.Max
+	if r.Count == 0 && mn > mx { // no value: +Inf and -Inf
+		mn, mx = math.NaN(), math.NaN()
+	}
+	p50, p99 := quantile(v.Bounds, r, 0.5), quantile(v.Bounds, r, 0.99)
+	if v.Aggregation == wire.ExponentialDistribution {
+		p50, p99 = expQuantile(r, e, 0.5), expQuantile(r, e, 0.99)
+	}
+	return []string{strconv.FormatUint(r.Count, 10), f(mean), f(mn), f(mx), f(p50), f(p99)}
 }
 
 // secondsPer is the length in seconds of each unit of time a view may
@@ -341,6 +361,49 @@ func quantile(bounds []float64, r *wire.Row, q float64) float64 {
 	return quant.Estimate(bounds, r.Buckets, r.Min, r.Max, q)
 }
 
+// expQuantile estimates the q-quantile of an exponential distribution
+// row from its buckets, walked in value order (the negative ones from the
+// highest index down, the zero bucket, the positive ones), by linear
+// interpolation inside the bucket that holds it, with the bucket's edges
+// clamped to the row's min and max, as quantile does for a distribution.
+// NaN for an empty row (or e nil).
+func expQuantile(r *wire.Row, e *wire.ExpHistogram, q float64) float64 {
+	if e == nil || r.Count == 0 {
+		return math.NaN()
+	}
+	rank := q * float64(r.Count)
+	var cum float64
+	// at interpolates in [lo, hi] when the rank falls in a bucket of c.
+	at := func(lo, hi float64, c uint64) (float64, bool) {
+		if c == 0 || cum+float64(c) < rank {
+			cum += float64(c)
+			return 0, false
+		}
+		lo, hi = math.Max(lo, r.Min), math.Min(hi, r.Max)
+		if lo > hi { // min or max out of the bucket (count 0 rows, bad input)
+			lo, hi = hi, lo
+		}
+		return lo + (hi-lo)*(rank-cum)/float64(c), true
+	}
+	neg := e.Negative
+	for j := len(neg.Counts) - 1; j >= 0; j-- {
+		lower, upper := e.Bounds(neg.Offset + int32(j))
+		if x, ok := at(-upper, -lower, neg.Counts[j]); ok {
+			return x
+		}
+	}
+	if x, ok := at(0, 0, e.ZeroCount); ok {
+		return x
+	}
+	for j, c := range e.Positive.Counts {
+		lower, upper := e.Bounds(e.Positive.Offset + int32(j))
+		if x, ok := at(lower, upper, c); ok {
+			return x
+		}
+	}
+	return r.Max
+}
+
 // header names a payload: "snapshot N" is the exporter's N-th export
 // (its sequence number); a snapshot too large for one payload comes in
 // parts, numbered from 1 here. Cumulative values count from Start; delta
@@ -383,7 +446,8 @@ func wrapHeader(h string) string {
 //   - cumulative: identical: the same names, units, aggregations, keys,
 //     bounds and starts, and the same rows (tag values, and every value
 //     the wire carries: counts, sums, last values, min, max, sum of
-//     squared deviations, bucket counts; the overflow row; row starts),
+//     squared deviations, bucket counts, an exponential distribution's
+//     scale, zero count and buckets; the overflow row; row starts),
 //     compared exactly, not as printed. Only the end time and sequence
 //     number differ. A NaN is never equal, so such a snapshot is printed.
 //   - delta: p carries nothing recorded since the previous export: every
@@ -466,28 +530,42 @@ func sameView(a, b *wire.View) bool {
 		len(a.Rows) != len(b.Rows) || (a.Overflow == nil) != (b.Overflow == nil) {
 		return false
 	}
-	if a.Overflow != nil && (!sameRow(a.Overflow, b.Overflow) || !a.OverflowRowStart().Equal(b.OverflowRowStart())) {
+	if a.Overflow != nil && (!sameRow(a.Overflow, b.Overflow) || !sameExp(a.OverflowExp, b.OverflowExp) ||
+		!a.OverflowRowStart().Equal(b.OverflowRowStart())) {
 		return false
 	}
 	type row struct {
 		r     *wire.Row
+		e     *wire.ExpHistogram
 		start time.Time
 	}
 	sorted := func(v *wire.View) []row {
 		rows := make([]row, len(v.Rows))
 		for i := range v.Rows {
-			rows[i] = row{&v.Rows[i], v.RowStart(i)}
+			rows[i] = row{&v.Rows[i], expAt(v, i), v.RowStart(i)}
 		}
 		slices.SortFunc(rows, func(x, y row) int { return slices.Compare(x.r.Values, y.r.Values) })
 		return rows
 	}
 	ra, rb := sorted(a), sorted(b)
 	for i := range ra {
-		if !slices.Equal(ra[i].r.Values, rb[i].r.Values) || !sameRow(ra[i].r, rb[i].r) || !ra[i].start.Equal(rb[i].start) {
+		if !slices.Equal(ra[i].r.Values, rb[i].r.Values) || !sameRow(ra[i].r, rb[i].r) || !sameExp(ra[i].e, rb[i].e) ||
+			!ra[i].start.Equal(rb[i].start) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameExp compares two rows' exponential buckets (both nil for other
+// aggregations).
+func sameExp(a, b *wire.ExpHistogram) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Scale == b.Scale && a.ZeroCount == b.ZeroCount &&
+		a.Positive.Offset == b.Positive.Offset && slices.Equal(a.Positive.Counts, b.Positive.Counts) &&
+		a.Negative.Offset == b.Negative.Offset && slices.Equal(a.Negative.Counts, b.Negative.Counts)
 }
 
 // sameRow compares the values of two rows exactly (a NaN is never equal).

@@ -28,7 +28,11 @@ import (
 // min and max when its row carries a start (its series' first export: the
 // payload's min and max, which cover the series' life, are then the
 // interval's), the overflow row's too (version 2; version 1's overflow row
-// carries none). docs/collector.md says what still differs from the OTLP
+// carries none). An exponential distribution's rows (aggregation 7) are
+// ExponentialHistogram points (expPoint): scale, zero count, offsets and
+// counts as the row's histogram has them, min and max whenever something
+// was counted (a delta's are the interval's own: the payload carries
+// them so). docs/collector.md says what still differs from the OTLP
 // path.
 //
 // Cost: one pass over the payload; allocates the pdata. Safe for
@@ -88,6 +92,10 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 			h := m.SetEmptyHistogram()
 			h.SetAggregationTemporality(temporality)
 			c.hists = h.DataPoints()
+		case wire.ExponentialHistogramType:
+			h := m.SetEmptyExponentialHistogram()
+			h.SetAggregationTemporality(temporality)
+			c.exps = h.DataPoints()
 		}
 		c.each(n)
 	}
@@ -101,12 +109,16 @@ type rowConv struct {
 	gauge      bool
 	numbers    pmetric.NumberDataPointSlice // a Sum's or Gauge's
 	hists      pmetric.HistogramDataPointSlice
+	exps       pmetric.ExponentialHistogramDataPointSlice
 }
 
 func (c *rowConv) each(n int) {
-	if c.v.Aggregation == wire.Distribution {
+	switch c.v.Aggregation {
+	case wire.Distribution:
 		c.hists.EnsureCapacity(n)
-	} else {
+	case wire.ExponentialDistribution:
+		c.exps.EnsureCapacity(n)
+	default:
 		c.numbers.EnsureCapacity(n)
 	}
 	// Rows with a start of their own: cumulative, re-created after
@@ -122,22 +134,33 @@ func (c *rowConv) each(n int) {
 			own = true
 			rs = rs[1:]
 		}
-		c.row(&c.v.Rows[i], false, start, own)
+		c.row(i, &c.v.Rows[i], false, start, own)
 	}
 	if c.v.Overflow != nil { // last, as the OTLP exporter writes it
 		start, own := c.start, !c.v.OverflowStart.IsZero()
 		if own && !c.delta {
 			start = pcommon.NewTimestampFromTime(c.v.OverflowStart)
 		}
-		c.row(c.v.Overflow, true, start, own)
+		c.row(-1, c.v.Overflow, true, start, own)
 	}
 }
 
-// row appends r's data point, starting at start; own: r carries a start.
-func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own bool) {
+// row appends r's data point (row i of the view; -1: the overflow row),
+// starting at start; own: r carries a start.
+func (c *rowConv) row(i int, r *wire.Row, overflow bool, start pcommon.Timestamp, own bool) {
 	var attrs pcommon.Map
 	v := c.v
-	if v.Aggregation == wire.Distribution {
+	switch v.Aggregation {
+	case wire.ExponentialDistribution:
+		e := v.OverflowExp
+		if i >= 0 {
+			e = nil
+			if i < len(v.Exp) { // as Decode guarantees
+				e = &v.Exp[i]
+			}
+		}
+		attrs = c.expPoint(r, e, start)
+	case wire.Distribution:
 		dp := c.hists.AppendEmpty()
 		dp.SetStartTimestamp(start)
 		dp.SetTimestamp(c.end)
@@ -152,7 +175,7 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own b
 			dp.SetMax(r.Max)
 		}
 		attrs = dp.Attributes()
-	} else {
+	default:
 		dp := c.numbers.AppendEmpty()
 		if !c.gauge {
 			dp.SetStartTimestamp(start)
@@ -186,6 +209,41 @@ func (c *rowConv) row(r *wire.Row, overflow bool, start pcommon.Timestamp, own b
 			putTyped(attrs, v.Keys[i], v.TypedValue(i, val))
 		}
 	}
+}
+
+// expPoint appends an ExponentialHistogram point of row r, whose
+// buckets are e, as zerostat's OTLP exporter writes it (exporter/otlp,
+// expo.go): count; the sum unless a negative value was recorded (Min < 0,
+// as for a Histogram); scale, zero count (zero threshold 0), each sign's
+// offset and counts (none: offset 0, the field absent); min and max when
+// something was counted (Count > 0 and Min <= Max: the interval's own in
+// a delta payload). Returns its attributes.
+func (c *rowConv) expPoint(r *wire.Row, e *wire.ExpHistogram, start pcommon.Timestamp) pcommon.Map {
+	dp := c.exps.AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(c.end)
+	dp.SetCount(r.Count)
+	if !(r.Min < 0) {
+		dp.SetSum(r.Sum)
+	}
+	if e != nil {
+		dp.SetScale(e.Scale)
+		dp.SetZeroCount(e.ZeroCount)
+		for _, b := range [2]struct {
+			dst pmetric.ExponentialHistogramDataPointBuckets
+			src *wire.ExpBuckets
+		}{{dp.Positive(), &e.Positive}, {dp.Negative(), &e.Negative}} {
+			if len(b.src.Counts) > 0 {
+				b.dst.SetOffset(b.src.Offset)
+				b.dst.BucketCounts().FromRaw(b.src.Counts)
+			}
+		}
+	}
+	if r.Count > 0 && r.Min <= r.Max {
+		dp.SetMin(r.Min)
+		dp.SetMax(r.Max)
+	}
+	return dp.Attributes()
 }
 
 // putTyped puts a typed key's value (wire.View.TypedValue) with its type,
@@ -232,6 +290,7 @@ func putTyped(attrs pcommon.Map, k string, x any) {
 const (
 	numberPointBytes = 128
 	histPointBytes   = 192
+	expPointBytes    = 256
 	attrBytes        = 64
 	metricBytes      = 1 << 10
 	payloadBytes     = 4 << 10
@@ -240,9 +299,10 @@ const (
 // convertBytes returns an upper bound of what Convert(p, ...) allocates:
 // the pdata's memory, which the receiver reserves from
 // max_inflight_bytes before converting (receiver.Handler.ConsumeBytes).
-// A histogram point copies its bounds and counts; a point's slice of
-// attributes is allocated at its size class, a quarter above its bytes
-// at most. Cost: one pass over the views (not the rows). Safe for
+// A histogram point copies its bounds and counts, an exponential one its
+// bucket counts; a slice is allocated at its size class, a quarter above
+// its bytes at most. Cost: one pass over the views, and over the rows'
+// bucket ranges of exponential views (not their counts). Safe for
 // concurrent use.
 func convertBytes(p *wire.Payload) int64 {
 	n := int64(payloadBytes + attrBytes*len(p.Resource))
@@ -250,8 +310,17 @@ func convertBytes(p *wire.Payload) int64 {
 		v := &p.Views[i]
 		rows := int64(len(v.Rows))
 		point := int64(numberPointBytes)
-		if v.Aggregation == wire.Distribution {
+		switch v.Aggregation {
+		case wire.Distribution:
 			point = histPointBytes + 8*int64(2*len(v.Bounds)+1)*5/4
+		case wire.ExponentialDistribution:
+			point = expPointBytes
+			for j := range v.Exp {
+				n += expCountsBytes(&v.Exp[j])
+			}
+			if v.OverflowExp != nil {
+				n += expCountsBytes(v.OverflowExp)
+			}
 		}
 		n += metricBytes + rows*(point+int64(attrBytes*len(v.Keys))*5/4)
 		if v.Overflow != nil {
@@ -259,4 +328,10 @@ func convertBytes(p *wire.Payload) int64 {
 		}
 	}
 	return n
+}
+
+// expCountsBytes bounds what an exponential point's two copies of bucket
+// counts allocate: each at its size class.
+func expCountsBytes(e *wire.ExpHistogram) int64 {
+	return 8 * int64(len(e.Positive.Counts)+len(e.Negative.Counts)) * 5 / 4
 }

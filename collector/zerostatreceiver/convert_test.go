@@ -78,6 +78,12 @@ func workload(t testing.TB, prefix string, rows int) (record func(all bool)) {
 		{Name: prefix + "i/dist", Measure: size, TagKeys: keys, Aggregation: view.Distribution(100, 1000)},
 		{Name: prefix + "f/updown", Measure: lat, TagKeys: keys, Aggregation: view.UpDownSum()},
 		{Name: prefix + "i/updown", Measure: size, TagKeys: keys, Aggregation: view.UpDownSum()}, // row 0 goes down
+		// Exponential (aggregation 7): the defaults; and 4 buckets per sign
+		// from scale 20, which every series' range lowers (a delta
+		// interval's own values to a finer scale than the cumulative's),
+		// negative sizes in their own range.
+		{Name: prefix + "f/exp", Measure: lat, TagKeys: keys, Aggregation: view.ExponentialDistribution(0, 0)},
+		{Name: prefix + "i/exp", Measure: size, TagKeys: keys, Aggregation: view.ExponentialDistribution(4, 20)},
 	}
 	if err := view.Register(views...); err != nil {
 		t.Fatal(err)
@@ -151,6 +157,16 @@ func normalize(t testing.TB, md pmetric.Metrics, end, prevEnd pcommon.Timestamp)
 				case pmetric.MetricTypeHistogram:
 					hs := m.Histogram().DataPoints()
 					hs.Sort(func(a, b pmetric.HistogramDataPoint) bool { return attrKey(a.Attributes()) < attrKey(b.Attributes()) })
+					for l := range hs.Len() {
+						dp := hs.At(l)
+						fix(m.Name(), dp.StartTimestamp(), dp.Timestamp(), dp.SetStartTimestamp, dp.SetTimestamp)
+					}
+					continue
+				case pmetric.MetricTypeExponentialHistogram:
+					hs := m.ExponentialHistogram().DataPoints()
+					hs.Sort(func(a, b pmetric.ExponentialHistogramDataPoint) bool {
+						return attrKey(a.Attributes()) < attrKey(b.Attributes())
+					})
 					for l := range hs.Len() {
 						dp := hs.At(l)
 						fix(m.Name(), dp.StartTimestamp(), dp.Timestamp(), dp.SetStartTimestamp, dp.SetTimestamp)
@@ -302,9 +318,9 @@ func testSamePdataAsOTLP(t *testing.T, version int, temporality wire.Temporality
 			ephemeral := rows / 5
 			var want [3]int
 			switch temporality {
-			case wire.Cumulative: // the re-created rows of the Count (over route), Sum and Distribution views
-				want = [3]int{0, 0, ephemeral * 7}
-			case wire.Delta: // first exports of the three distribution views' rows
+			case wire.Cumulative: // the re-created rows of the Count (over route), Sum, Distribution and exponential views
+				want = [3]int{0, 0, ephemeral * 9}
+			case wire.Delta: // first exports of the three distribution views' rows (an exponential row's delta min and max are always the interval's)
 				want = [3]int{rows * 3, 0, ephemeral * 3}
 			}
 			for i, p := range payloads {
@@ -327,6 +343,26 @@ func testSamePdataAsOTLP(t *testing.T, version int, temporality wire.Temporality
 						t.Errorf("%s: a Float64 measure's values in integer form", v.Name)
 					}
 				}
+			}
+			// The exponential views were compared: a point per row, both
+			// signs, scales lowered from 20.
+			md := zsSink.AllMetrics()[0]
+			for _, name := range []string{prefix + "f/exp", prefix + "i/exp"} {
+				m := findMetric(t, md, name)
+				if m.Type() != pmetric.MetricTypeExponentialHistogram || m.ExponentialHistogram().DataPoints().Len() != rows {
+					t.Fatalf("%s: %v of %d points; want an exponential histogram of %d", name, m.Type(), m.ExponentialHistogram().DataPoints().Len(), rows)
+				}
+			}
+			var neg, lowered bool
+			for _, md := range zsSink.AllMetrics() {
+				dps := findMetric(t, md, prefix+"i/exp").ExponentialHistogram().DataPoints()
+				for i := range dps.Len() {
+					neg = neg || dps.At(i).Negative().BucketCounts().Len() > 0
+					lowered = lowered || dps.At(i).Scale() < 20
+				}
+			}
+			if !neg || !lowered {
+				t.Errorf("i/exp: negative buckets %v, a scale below 20 %v; want both", neg, lowered)
 			}
 			if !sawInt || !sawCountHelp {
 				t.Errorf("payload: Int64 values as integers %v, Count description from the mapping %v; want both", sawInt, sawCountHelp)

@@ -121,3 +121,54 @@ func TestPeakHeapChild(t *testing.T) {
 		}
 	})
 }
+
+// expShape is shape for an exponential view: n rows of nb buckets per
+// sign, k tag values each, with an overflow row.
+func expShape(k, nb, n int) *wire.Payload {
+	p := shape(wire.Count, k, 0, n)
+	v := &p.Views[0]
+	v.Aggregation = wire.ExponentialDistribution
+	hist := func() wire.ExpHistogram {
+		e := wire.ExpHistogram{Scale: 3, ZeroCount: 1,
+			Positive: wire.ExpBuckets{Offset: -5, Counts: make([]uint64, nb)},
+			Negative: wire.ExpBuckets{Offset: 7, Counts: make([]uint64, nb)}}
+		for i := range nb {
+			e.Positive.Counts[i], e.Negative.Counts[i] = 1, 2
+		}
+		return e
+	}
+	for i := range v.Rows {
+		v.Rows[i].Min, v.Rows[i].Max = -1, 1
+		v.Exp = append(v.Exp, hist())
+	}
+	o := hist()
+	v.OverflowExp = &o
+	return p
+}
+
+// TestConvertBytesBoundExponential is TestConvertBytesBound for
+// exponential points: 0 to 160 buckets per sign.
+func TestConvertBytesBoundExponential(t *testing.T) {
+	for _, k := range []int{0, 1, 5, 20} {
+		for _, nb := range []int{0, 1, 15, 160} {
+			for _, n := range []int{1, 100, 20000} {
+				p := expShape(k, nb, n)
+				// Warm: the first conversion of a shape makes pdata's lazily
+				// built state (seen once, about 700 bytes), not the payload's.
+				Convert(expShape(k, nb, 1), pmetric.NewMetrics())
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				Convert(p, pmetric.NewMetrics())
+				runtime.ReadMemStats(&after)
+				alloc, bound := int64(after.TotalAlloc-before.TotalAlloc), convertBytes(p)
+				if alloc > bound {
+					t.Errorf("%d tags, %d buckets per sign, %d rows: Convert allocated %d bytes; bound %d", k, nb, n, alloc, bound)
+				}
+				if n == 20000 && bound > 2*alloc {
+					t.Errorf("%d tags, %d buckets per sign, %d rows: bound %d over twice the %d allocated", k, nb, n, bound, alloc)
+				}
+			}
+		}
+	}
+}

@@ -130,6 +130,15 @@ func (d *decoder) uint() (uint64, error) {
 	return v, nil
 }
 
+// int reads a signed integer (an exponential histogram's scale or offset).
+func (d *decoder) int() (int64, error) {
+	v, err := d.r.ReadInt()
+	if err != nil {
+		return 0, d.fail(err)
+	}
+	return v, nil
+}
+
 func (d *decoder) float() (float64, error) {
 	v, err := d.r.ReadFloat()
 	if err != nil {
@@ -356,8 +365,8 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return err
 	}
-	if a < uint64(Count) || a > uint64(DistributionUpperInclusive) {
-		return d.failf("aggregation %d; want 1 to 6", a)
+	if a < uint64(Count) || a > uint64(ExponentialDistribution) {
+		return d.failf("aggregation %d; want 1 to 7", a)
 	}
 	v.Aggregation = Aggregation(a)
 	if v.Aggregation == DistributionUpperInclusive {
@@ -450,8 +459,17 @@ func (d *decoder) view(v *View, i int) error {
 		if v.Rows, err = allocSlice[Row](d, nr); err != nil {
 			return err
 		}
+		if v.Aggregation == ExponentialDistribution {
+			if v.Exp, err = allocSlice[ExpHistogram](d, nr); err != nil {
+				return err
+			}
+		}
 		for i := range v.Rows {
-			if err := d.decodeRow(v, &v.Rows[i], len(v.Keys), i); err != nil {
+			var e *ExpHistogram
+			if v.Exp != nil {
+				e = &v.Exp[i]
+			}
+			if err := d.decodeRow(v, &v.Rows[i], e, len(v.Keys), i); err != nil {
 				return err
 			}
 		}
@@ -464,17 +482,23 @@ func (d *decoder) view(v *View, i int) error {
 		return nil
 	}
 	v.Overflow = &Row{}
-	return d.decodeRow(v, v.Overflow, 0, overflowRow)
+	if v.Aggregation == ExponentialDistribution {
+		if err := d.alloc(1, int(unsafe.Sizeof(ExpHistogram{}))); err != nil {
+			return err
+		}
+		v.OverflowExp = &ExpHistogram{}
+	}
+	return d.decodeRow(v, v.Overflow, v.OverflowExp, 0, overflowRow)
 }
 
 // decodeRow decodes row ri (or overflowRow) with nKeys tag values:
 // len(v.Keys) for a row, 0 for the overflow row (whose Values are then all
-// "").
+// ""); e receives an ExponentialDistribution row's buckets.
 //
 // A row may carry one more element, its start (see View.RowStart), which
 // is appended to v.RowStarts (the overflow row's goes to
 // v.OverflowStart).
-func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
+func (d *decoder) decodeRow(v *View, r *Row, e *ExpHistogram, nKeys int, ri int) error {
 	d.row, d.path = ri, ""
 	want := RowLen(v.Aggregation, nKeys)
 	n, err := d.r.ReadArrayHeader()
@@ -485,7 +509,7 @@ func (d *decoder) decodeRow(v *View, r *Row, nKeys int, ri int) error {
 	if n != want && !withStart {
 		return d.failf("array of %d elements; want %d, or %d with a start", n, want, want+1)
 	}
-	if err := d.decodeRowData(v, r, nKeys); err != nil {
+	if err := d.decodeRowData(v, r, e, nKeys); err != nil {
 		return err
 	}
 	if !withStart {
@@ -528,7 +552,7 @@ func (d *decoder) time() (time.Time, error) {
 }
 
 // decodeRowData decodes a row's tag values and data.
-func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
+func (d *decoder) decodeRowData(v *View, r *Row, e *ExpHistogram, nKeys int) error {
 	d.path = ".values"
 	var err error
 	if r.Values, err = allocSlice[string](d, len(v.Keys)); err != nil {
@@ -552,6 +576,13 @@ func (d *decoder) decodeRowData(v *View, r *Row, nKeys int) error {
 		d.path = ".value"
 		r.Value, err = d.number(v)
 		return err
+	case ExponentialDistribution:
+		for c := range ExpDataLen {
+			if err := d.expField(v, r, e, c); err != nil {
+				return err
+			}
+		}
+		return d.checkExp(v, r, e)
 	}
 	d.path = ".count"
 	if r.Count, err = d.uint(); err != nil {
@@ -642,9 +673,15 @@ func (d *decoder) columns(v *View) error {
 		d.row = noRow
 	}
 	nb, m := 0, 1
-	if v.Aggregation == Distribution {
+	switch v.Aggregation {
+	case Distribution:
 		nb = len(v.Bounds) + 1
 		m = 5 + nb
+	case ExponentialDistribution:
+		m = ExpDataLen
+		if v.Exp, err = allocSlice[ExpHistogram](d, n); err != nil {
+			return err
+		}
 	}
 	d.path = ".rows.data"
 	if err := d.array(m); err != nil {
@@ -671,6 +708,8 @@ func (d *decoder) columns(v *View) error {
 			d.row = i
 			r := &v.Rows[i]
 			switch {
+			case v.Aggregation == ExponentialDistribution:
+				err = d.expField(v, r, &v.Exp[i], c)
 			case v.Aggregation == Count, v.Aggregation == Distribution && c == 0:
 				r.Count, err = d.uint()
 			case v.Aggregation == Sum, v.Aggregation == UpDownSum:
@@ -699,6 +738,16 @@ func (d *decoder) columns(v *View) error {
 		for i := range v.Rows {
 			d.row = i
 			if err := d.checkBuckets(v, &v.Rows[i]); err != nil {
+				return err
+			}
+		}
+		d.row = noRow
+	}
+	if v.Exp != nil {
+		d.path = ""
+		for i := range v.Rows {
+			d.row = i
+			if err := d.checkExp(v, &v.Rows[i], &v.Exp[i]); err != nil {
 				return err
 			}
 		}
@@ -744,11 +793,101 @@ func columnName(a Aggregation, c int) string {
 		return ".sum"
 	case LastValue:
 		return ".value"
+	case ExponentialDistribution:
+		return expFields[c]
 	}
 	if c < 5 {
 		return [...]string{".count", ".sum", ".min", ".max", ".sum_sq_dev"}[c]
 	}
 	return fmt.Sprintf(".buckets[%d]", c-5)
+}
+
+// expFields name an ExponentialDistribution row's data, in order (see
+// ExpDataLen).
+var expFields = [ExpDataLen]string{".count", ".sum", ".min", ".max", ".scale", ".zero_count",
+	".positive_offset", ".positive_counts", ".negative_offset", ".negative_counts"}
+
+// Scales an exponential histogram may have: OpenTelemetry's (the SDK's
+// MaxScale range, -10 to 20).
+const (
+	minExpScale = -10
+	maxExpScale = 20
+)
+
+// expField decodes field c (0 to ExpDataLen-1, expFields) of an
+// ExponentialDistribution row into r and e: the same code for a row's
+// elements (version 1) and a column's (version 2).
+func (d *decoder) expField(v *View, r *Row, e *ExpHistogram, c int) error {
+	d.path = expFields[c]
+	var err error
+	switch c {
+	case 0:
+		r.Count, err = d.uint()
+	case 1:
+		r.Sum, err = d.float()
+	case 2:
+		r.Min, err = d.float()
+	case 3:
+		r.Max, err = d.float()
+	case 4:
+		var s int64
+		if s, err = d.int(); err == nil && (s < minExpScale || s > maxExpScale) {
+			return d.failf("view %q: scale %d; want -10 to 20", v.Name, s)
+		}
+		e.Scale = int32(s)
+	case 5:
+		e.ZeroCount, err = d.uint()
+	case 6, 8:
+		b := &e.Positive
+		if c == 8 {
+			b = &e.Negative
+		}
+		var o int64
+		if o, err = d.int(); err == nil && (o < math.MinInt32 || o > math.MaxInt32) {
+			return d.failf("view %q: offset %d; want an int32", v.Name, o)
+		}
+		b.Offset = int32(o)
+	case 7, 9:
+		b := &e.Positive
+		if c == 9 {
+			b = &e.Negative
+		}
+		var n int
+		if n, err = d.r.ReadArrayHeader(); err != nil {
+			return d.fail(err)
+		}
+		// The last index, Offset+n-1, must be an int32 too.
+		if n > 0 && int64(b.Offset)+int64(n)-1 > math.MaxInt32 {
+			return d.failf("view %q: %d buckets from offset %d pass the largest index, 2^31-1", v.Name, n, b.Offset)
+		}
+		if b.Counts, err = allocSlice[uint64](d, n); err != nil {
+			return err
+		}
+		for j := range b.Counts {
+			if b.Counts[j], err = d.uint(); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// checkExp reports an ExponentialDistribution row whose zero count and
+// bucket counts do not add up to its count (or overflow a uint64 on the
+// way).
+func (d *decoder) checkExp(v *View, r *Row, e *ExpHistogram) error {
+	total, carry := e.ZeroCount, uint64(0)
+	for _, cs := range [2][]uint64{e.Positive.Counts, e.Negative.Counts} {
+		for _, c := range cs {
+			if total, carry = bits.Add64(total, c, 0); carry != 0 {
+				return d.failf("view %q: zero count and bucket counts overflow a uint64; count is %d", v.Name, r.Count)
+			}
+		}
+	}
+	if total != r.Count {
+		return d.failf("view %q: zero count %d and bucket counts add up to %d; count is %d", v.Name, e.ZeroCount, total, r.Count)
+	}
+	return nil
 }
 
 // repeatedKey returns a key that keys lists twice. Cost: a compare of each

@@ -36,7 +36,41 @@ type jsonRow struct {
 	Max             *jsonFloat        `json:"max,omitempty"`
 	SumOfSquaredDev *jsonFloat        `json:"sum_sq_dev,omitempty"`
 	Buckets         []uint64          `json:"buckets,omitempty"`
-	Start           *time.Time        `json:"start,omitempty"` // a row's own start (View.RowStarts, View.OverflowStart)
+	// An exponential distribution's (View.Exp): its scale, zero count
+	// and the two bucket ranges.
+	Scale     *int32          `json:"scale,omitempty"`
+	ZeroCount *uint64         `json:"zero_count,omitempty"`
+	Positive  *jsonExpBuckets `json:"positive,omitempty"`
+	Negative  *jsonExpBuckets `json:"negative,omitempty"`
+	Start     *time.Time      `json:"start,omitempty"` // a row's own start (View.RowStarts, View.OverflowStart)
+}
+
+// jsonExpBuckets is one sign's buckets of an exponential distribution:
+// offset and counts as on the wire (and in OTLP's JSON), and, for people,
+// the range of values they cover, low to high: (low, high] for the
+// positive buckets, [low, high) for the negative ones (low and high
+// negative). An empty range has no low and high.
+type jsonExpBuckets struct {
+	Offset int32      `json:"offset"`
+	Counts []uint64   `json:"counts"`
+	Low    *jsonFloat `json:"low,omitempty"`
+	High   *jsonFloat `json:"high,omitempty"`
+}
+
+func jsonExpOf(h *ExpHistogram, b *ExpBuckets, negative bool) *jsonExpBuckets {
+	jb := &jsonExpBuckets{Offset: b.Offset, Counts: b.Counts}
+	if jb.Counts == nil {
+		jb.Counts = []uint64{}
+	}
+	if n := len(b.Counts); n > 0 {
+		lo, _ := h.Bounds(b.Offset)
+		_, hi := h.Bounds(b.Offset + int32(n) - 1)
+		if negative {
+			lo, hi = -hi, -lo
+		}
+		jb.Low, jb.High = fp(lo), fp(hi)
+	}
+	return jb
 }
 
 type jsonView struct {
@@ -124,7 +158,7 @@ func (p *Payload) WriteJSON(w io.Writer) error {
 			jv.Bounds = append(jv.Bounds, jsonFloat(b))
 		}
 		if v.Overflow != nil {
-			jr := jsonRowOf(v, v.Overflow)
+			jr := jsonRowOf(v, v.Overflow, v.OverflowExp)
 			jr.Tags = map[string]string{"otel.metric.overflow": "true"}
 			if !v.OverflowStart.IsZero() {
 				jr.Start = &v.OverflowStart
@@ -139,7 +173,11 @@ func (p *Payload) WriteJSON(w io.Writer) error {
 		}
 		starts := v.RowStarts
 		for r := range v.Rows {
-			jr := jsonRowOf(v, &v.Rows[r])
+			var e *ExpHistogram
+			if r < len(v.Exp) {
+				e = &v.Exp[r]
+			}
+			jr := jsonRowOf(v, &v.Rows[r], e)
 			if len(starts) > 0 && starts[0].Row == r {
 				jr.Start = &starts[0].Start
 				starts = starts[1:]
@@ -159,7 +197,7 @@ func (p *Payload) WriteJSON(w io.Writer) error {
 	return bw.Flush()
 }
 
-func jsonRowOf(v *View, r *Row) jsonRow {
+func jsonRowOf(v *View, r *Row, e *ExpHistogram) jsonRow {
 	jr := jsonRow{Tags: map[string]string{}}
 	for k, val := range r.Values {
 		if val != "" {
@@ -176,6 +214,12 @@ func jsonRowOf(v *View, r *Row) jsonRow {
 	case Distribution:
 		jr.Count, jr.Sum, jr.Min, jr.Max, jr.SumOfSquaredDev = &r.Count, fp(r.Sum), fp(r.Min), fp(r.Max), fp(r.SumOfSquaredDev)
 		jr.Buckets = r.Buckets
+	case ExponentialDistribution:
+		jr.Count, jr.Sum, jr.Min, jr.Max = &r.Count, fp(r.Sum), fp(r.Min), fp(r.Max)
+		if e != nil {
+			jr.Scale, jr.ZeroCount = &e.Scale, &e.ZeroCount
+			jr.Positive, jr.Negative = jsonExpOf(e, &e.Positive, false), jsonExpOf(e, &e.Negative, true)
+		}
 	}
 	return jr
 }

@@ -15,6 +15,9 @@ const (
 	SumType       MetricType = 1 + iota // Count and Sum views
 	GaugeType                           // LastValue views
 	HistogramType                       // Distribution views
+	// ExponentialHistogramType is OTLP's ExponentialHistogram
+	// (ExponentialDistribution views; a native histogram to Prometheus).
+	ExponentialHistogramType
 )
 
 func (t MetricType) String() string {
@@ -25,6 +28,8 @@ func (t MetricType) String() string {
 		return "gauge"
 	case HistogramType:
 		return "histogram"
+	case ExponentialHistogramType:
+		return "exponential_histogram"
 	}
 	return "unknown"
 }
@@ -65,7 +70,9 @@ func (v *View) Metric() Metric {
 		kind = core.KindSum
 	case LastValue:
 		kind = core.KindLastValue
-	case Distribution:
+	case Distribution, ExponentialDistribution:
+		// An exponential distribution is named as a distribution
+		// (promname: a Histogram, the same rules).
 		kind = core.KindDistribution
 	default:
 		return Metric{}
@@ -81,6 +88,8 @@ func (v *View) Metric() Metric {
 		m.Type = SumType
 	case pm.Type == promname.Gauge:
 		m.Type = GaugeType
+	case v.Aggregation == ExponentialDistribution:
+		m.Type = ExponentialHistogramType
 	case pm.Type == promname.Histogram:
 		m.Type = HistogramType
 	}

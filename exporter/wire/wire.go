@@ -18,11 +18,15 @@
 // Decode also refuses, with ErrMalformed and the field named: a string
 // that is not valid UTF-8, a string table whose strings[0] is not "", a
 // distribution whose bucket counts overflow a uint64 or do not add up to
-// its count, and every structural fault (lengths, types, indices).
+// its count, an exponential distribution whose zero count and bucket
+// counts do not (or overflow), whose scale is outside -10..20 or whose
+// bucket indices leave the int32 range, and every structural fault
+// (lengths, types, indices).
 package wire
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"time"
 
@@ -87,6 +91,12 @@ const (
 	// exists on the wire only: Decode reports such a view as a
 	// Distribution with View.UpperInclusive set.
 	DistributionUpperInclusive Aggregation = 6
+	// ExponentialDistribution is a base-2 exponential histogram
+	// (view.ExponentialDistribution; OpenTelemetry's ExponentialHistogram,
+	// Prometheus's native histogram): each row has a count, sum, min and
+	// max (Row) and its scale, zero count and two bucket ranges
+	// (View.Exp).
+	ExponentialDistribution Aggregation = 7
 )
 
 // AggregationOf returns the wire aggregation of a view of kind k: up (its
@@ -98,6 +108,8 @@ func AggregationOf(k core.Kind, up, upper bool) Aggregation {
 		return UpDownSum
 	case upper && k == core.KindDistribution:
 		return DistributionUpperInclusive
+	case k == core.KindExponential: // core's 5 is the wire's up-down sum
+		return ExponentialDistribution
 	}
 	return Aggregation(k) // core's numbering is OpenCensus's, as the wire's
 }
@@ -116,6 +128,8 @@ func (a Aggregation) String() string {
 		return "up_down_sum"
 	case DistributionUpperInclusive:
 		return "distribution_upper_inclusive"
+	case ExponentialDistribution:
+		return "exponential_distribution"
 	}
 	return "unknown"
 }
@@ -175,6 +189,15 @@ type View struct {
 	// OverflowStart is the overflow row's own start, or the zero time
 	// when it carries none (see RowStart; OverflowRowStart).
 	OverflowStart time.Time
+	// Exp holds the exponential histograms of an ExponentialDistribution
+	// view's rows: Exp[i] is Rows[i]'s (its Count, Sum, Min and Max are
+	// in the Row), len(Exp) == len(Rows). Nil for other aggregations.
+	// (Kept beside Rows, not in Row, so that a Row stays 96 bytes for
+	// the views that are most of a payload, see DecodeBudget.)
+	Exp []ExpHistogram
+	// OverflowExp is the overflow row's exponential histogram, when an
+	// ExponentialDistribution view has an overflow row; else nil.
+	OverflowExp *ExpHistogram
 	// Int reports that a value of the view (a Sum's or LastValue's, of a
 	// row or the overflow row) was written as an integer: the view's
 	// measure is an Int64 one, and the writer (zerostat's msgpack
@@ -232,7 +255,9 @@ func (v *View) OverflowRowStart() time.Time {
 // Row is one tag-value combination's data. Which fields are set depends on
 // the view's aggregation: Count sets Count; Sum sets Sum; LastValue sets
 // Value; Distribution sets Count, Sum, Min, Max, SumOfSquaredDev and
-// Buckets.
+// Buckets; ExponentialDistribution sets Count, Sum, Min and Max, and its
+// buckets are in View.Exp (OverflowExp for the overflow row). Min and
+// Max are +Inf and -Inf (min above max) when no value moved them.
 type Row struct {
 	Values          []string // one per key; "" for an absent key
 	Count           uint64
@@ -251,6 +276,42 @@ func (r *Row) Mean() float64 {
 	return r.Sum / float64(r.Count)
 }
 
+// ExpHistogram is the exponential part of a row of an
+// ExponentialDistribution view, in the shape of OpenTelemetry's
+// ExponentialHistogramDataPoint: at scale s the base is 2^(2^-s); bucket
+// index i of Positive counts the values v with base^i < v <= base^(i+1),
+// of Negative the values with base^i < -v <= base^(i+1); ZeroCount the
+// values equal to 0 (either sign). The row's Count is ZeroCount plus
+// every bucket count (Decode checks it). Decode guarantees Scale in
+// -10..20 and every index of both ranges within an int32.
+type ExpHistogram struct {
+	Scale     int32
+	ZeroCount uint64
+	Positive  ExpBuckets
+	Negative  ExpBuckets
+}
+
+// ExpBuckets is one sign's consecutive buckets: Counts[j] counts bucket
+// index Offset+j. Empty when Counts is (zerostat then writes Offset 0;
+// a reader ignores the offset of an empty range).
+type ExpBuckets struct {
+	Offset int32
+	Counts []uint64
+}
+
+// Base returns the histogram's base, 2^(2^-Scale). Cost: an Exp2.
+func (h *ExpHistogram) Base() float64 { return math.Exp2(math.Exp2(-float64(h.Scale))) }
+
+// Bounds returns the absolute values bucket index i holds at h's scale:
+// lower < |v| <= upper, lower = base^i and upper = base^(i+1), computed
+// as 2^(i·2^-Scale) (exact at scale 0 and below; within an ulp or so
+// above, for people and estimates). A bound beyond float64's range is 0
+// or +Inf. Cost: two Exp2.
+func (h *ExpHistogram) Bounds(i int32) (lower, upper float64) {
+	f := math.Exp2(-float64(h.Scale))
+	return math.Exp2(float64(i) * f), math.Exp2(float64(int64(i)+1) * f)
+}
+
 // Field counts of the positional arrays.
 const (
 	EnvelopeLen = 5 // [version, header, resource, views, strings]
@@ -259,14 +320,23 @@ const (
 	AttrLen     = 2 // [key, value]
 	// ColumnsLen is a version-2 view's rows: [n, values, data, starts].
 	ColumnsLen = 4
+	// ExpDataLen is the data of an ExponentialDistribution row: count,
+	// sum, min, max, scale, zero_count, positive_offset, positive_counts,
+	// negative_offset, negative_counts (version 2: as many columns).
+	ExpDataLen = 10
 )
 
 // RowLen returns the length of a row array for an aggregation over nKeys
 // tag keys: the values, one per key, then the data. A row may have one
 // more element, its start (View.RowStarts, View.OverflowStart).
 func RowLen(a Aggregation, nKeys int) int {
-	if a == Distribution {
+	switch a {
+	case Distribution, DistributionUpperInclusive:
 		return nKeys + 6 // values..., count, sum, min, max, sum_sq_dev, buckets
+	case ExponentialDistribution:
+		// values..., count, sum, min, max, scale, zero_count,
+		// positive_offset, positive_counts, negative_offset, negative_counts
+		return nKeys + ExpDataLen
 	}
 	return nKeys + 1 // values..., count | sum | value
 }

@@ -331,7 +331,7 @@ func TestDistributionBucketsMustAddUp(t *testing.T) {
 
 // TestDecodeUpperInclusive: aggregation 6 is a distribution that counts
 // a value on a bound in the bucket below it; Decode reports it as a
-// Distribution with UpperInclusive, and refuses the next number.
+// Distribution with UpperInclusive; 7's views have no bounds.
 func TestDecodeUpperInclusive(t *testing.T) {
 	for _, tc := range []struct {
 		agg   wire.Aggregation
@@ -356,9 +356,11 @@ func TestDecodeUpperInclusive(t *testing.T) {
 			t.Errorf("aggregation %d: metric %+v", tc.agg, m)
 		}
 	}
+	// 7 is the exponential distribution, whose row is not a
+	// distribution's.
 	_, err := wire.Decode(wiretest.DistAgg(wire.DistributionUpperInclusive+1, 5, 2, 3))
-	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "aggregation 7; want 1 to 6") {
-		t.Errorf("aggregation 7: %v", err)
+	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "1 bounds on a exponential_distribution view") {
+		t.Errorf("aggregation 7 with a distribution's bounds: %v", err)
 	}
 }
 
@@ -492,6 +494,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wiretest.Dist(0, 1<<63, 1<<63))
 	f.Add(wiretest.Columns(3, "c"))
 	f.Add(samplePayloadVersion(f, wire.Version2))
+	for _, v := range wire.Versions {
+		f.Add(expPayload(v, goodExp, expRow{min: math.Inf(1), max: math.Inf(-1), posOff: -3}))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
 		if err != nil {

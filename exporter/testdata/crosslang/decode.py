@@ -27,6 +27,25 @@ def payloads(data):
 # (OpenCensus's rule), 6 in the bucket below it (Prometheus's and
 # OpenTelemetry's); their rows are the same.
 DIST = (3, 6)
+# An exponential distribution (7): count, sum, min, max, scale, zero_count,
+# positive_offset, positive_counts, negative_offset, negative_counts.
+EXP = 7
+INT32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def data_len(agg):
+    """How many data elements a row of aggregation agg has."""
+    return 6 if agg in DIST else 10 if agg == EXP else 1
+
+
+def exp_range(offset, counts, sign):
+    """One sign's buckets of an exponential row, checked: offset and the
+    last index int32s, counts unsigned."""
+    assert isinstance(offset, int) and INT32[0] <= offset <= INT32[1], "%s offset %r is not an int32" % (sign, offset)
+    assert isinstance(counts, list), "%s counts are not an array" % sign
+    assert all(isinstance(c, int) and c >= 0 for c in counts), "%s counts are not unsigned" % sign
+    assert not counts or offset + len(counts) - 1 <= INT32[1], "%s buckets pass index 2^31-1" % sign
+    return {"offset": offset, "counts": counts}
 
 
 def rows_of(version, agg, nkeys, nbounds, rows):
@@ -36,7 +55,7 @@ def rows_of(version, agg, nkeys, nbounds, rows):
         return rows
     n, values, data, starts = rows
     assert len(values) == nkeys, "not one value column per key"
-    assert len(data) == (6 + nbounds if agg in DIST else 1), "wrong number of data columns"
+    assert len(data) == (6 + nbounds if agg in DIST else data_len(agg)), "wrong number of data columns"
     assert all(len(col) == n for col in values + data), "column length is not n"
     assert len(starts) % 2 == 0, "starts are not pairs"
     idx = starts[0::2]
@@ -47,6 +66,8 @@ def rows_of(version, agg, nkeys, nbounds, rows):
         row = [col[i] for col in values]
         if agg in DIST:  # count, sum, min, max, sum_sq_dev, then a column per bucket
             row += [data[c][i] for c in range(5)] + [[col[i] for col in data[5:]]]
+        elif agg == EXP:  # a column per field; the counts columns hold arrays
+            row += [col[i] for col in data]
         else:
             row.append(data[0][i])
         if i in own:
@@ -90,7 +111,8 @@ def decode(raw):
         "resource": {s(k): s(v) for k, v in resource}, "views": {},
     }
     for name, desc, unit, agg, keys, bounds, vstart, rows, overflow in views:
-        assert agg in (1, 2, 3, 4, 5, 6), "aggregation %r" % agg
+        assert agg in (1, 2, 3, 4, 5, 6, 7), "aggregation %r" % agg
+        assert agg in DIST or not bounds, "bounds on aggregation %r" % agg
         # A typed key is [ref, type]: its values are the text of an
         # OpenTelemetry attribute of that type.
         types = [k[1] if isinstance(k, list) else 0 for k in keys]
@@ -106,7 +128,7 @@ def decode(raw):
         if overflow is not None:
             tagged.append((overflow, 0, {"otel.metric.overflow": "true"}))
         for row, n, tags in tagged:
-            nd = 6 if agg in DIST else 1
+            nd = data_len(agg)
             # A row, the overflow row too, may end with its own start.
             assert len(row) in (n + nd, n + nd + 1), "bad row length"
             values, data = row[:n], row[n:n + nd]
@@ -125,6 +147,12 @@ def decode(raw):
                 count, total, mn, mx, ssd, buckets = data
                 assert len(buckets) == len(bounds) + 1 and sum(buckets) == count
                 r.update(count=count, sum=total, min=mn, max=mx, sum_sq_dev=ssd, buckets=buckets)
+            elif agg == EXP:
+                count, total, mn, mx, scale, zero, poff, pos, noff, neg = data
+                assert isinstance(scale, int) and -10 <= scale <= 20, "scale %r" % scale
+                r.update(count=count, sum=total, min=mn, max=mx, scale=scale, zero_count=zero,
+                         positive=exp_range(poff, pos, "positive"), negative=exp_range(noff, neg, "negative"))
+                assert zero + sum(pos) + sum(neg) == count, "zero count and bucket counts do not add up to count"
             v["rows"].append(r)
     return out
 

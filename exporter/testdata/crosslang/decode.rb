@@ -27,6 +27,26 @@ end
 # (OpenCensus's rule), 6 in the bucket below it (Prometheus's and
 # OpenTelemetry's); their rows are the same.
 DIST = [3, 6].freeze
+# An exponential distribution (7): count, sum, min, max, scale, zero_count,
+# positive_offset, positive_counts, negative_offset, negative_counts.
+EXP = 7
+INT32 = (-(1 << 31))..((1 << 31) - 1)
+
+# How many data elements a row of aggregation agg has.
+def data_len(agg)
+  return 6 if DIST.include?(agg)
+  agg == EXP ? 10 : 1
+end
+
+# One sign's buckets of an exponential row, checked: offset and the last
+# index int32s, counts unsigned.
+def exp_range(offset, counts, sign)
+  raise "#{sign} offset #{offset.inspect} is not an int32" unless offset.is_a?(Integer) && INT32.cover?(offset)
+  raise "#{sign} counts are not an array" unless counts.is_a?(Array)
+  raise "#{sign} counts are not unsigned" unless counts.all? { |c| c.is_a?(Integer) && c >= 0 }
+  raise "#{sign} buckets pass index 2^31-1" unless counts.empty? || offset + counts.size - 1 <= INT32.max
+  { "offset" => offset, "counts" => counts }
+end
 
 # A view's rows as version 1's row arrays. Version 2 sends them as
 # columns, [n, values, data, starts] (docs/wire-format.md, Version 2).
@@ -34,7 +54,7 @@ def rows_of(version, agg, nkeys, nbounds, rows)
   return rows if version == 1
   n, values, data, starts = rows
   raise "not one value column per key" unless values.size == nkeys
-  raise "wrong number of data columns" unless data.size == (DIST.include?(agg) ? 6 + nbounds : 1)
+  raise "wrong number of data columns" unless data.size == (DIST.include?(agg) ? 6 + nbounds : data_len(agg))
   raise "column length is not n" unless (values + data).all? { |col| col.size == n }
   raise "starts are not pairs" unless starts.size.even?
   idx = starts.each_slice(2).map(&:first)
@@ -44,6 +64,8 @@ def rows_of(version, agg, nkeys, nbounds, rows)
     row = values.map { |col| col[i] }
     if DIST.include?(agg) # count, sum, min, max, sum_sq_dev, then a column per bucket
       row += (0...5).map { |c| data[c][i] } + [data[5..].map { |col| col[i] }]
+    elsif agg == EXP # a column per field; the counts columns hold arrays
+      row += data.map { |col| col[i] }
     else
       row << data[0][i]
     end
@@ -82,7 +104,8 @@ def decode(raw)
           "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
           "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
   views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows, overflow|
-    raise "aggregation #{agg}" unless (1..6).include?(agg)
+    raise "aggregation #{agg}" unless (1..7).include?(agg)
+    raise "bounds on aggregation #{agg}" unless DIST.include?(agg) || bounds.empty?
     # A typed key is [ref, type]: its values are the text of an
     # OpenTelemetry attribute of that type.
     types = keys.map { |k| k.is_a?(Array) ? k[1] : 0 }
@@ -96,7 +119,7 @@ def decode(raw)
     tagged = rows_of(version, agg, keys.size, bounds.size, rows).map { |row| [row, keys.size, nil] }
     tagged << [overflow, 0, { "otel.metric.overflow" => "true" }] unless overflow.nil?
     tagged.each do |row, n, tags|
-      nd = DIST.include?(agg) ? 6 : 1
+      nd = data_len(agg)
       # A row, the overflow row too, may end with its own start.
       raise "bad row length" unless [n + nd, n + nd + 1].include?(row.size)
       values, data = row[0, n], row[n, nd]
@@ -114,6 +137,12 @@ def decode(raw)
         count, total, mn, mx, ssd, buckets = data
         raise "bad buckets" unless buckets.size == bounds.size + 1 && buckets.sum == count
         r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "sum_sq_dev" => ssd, "buckets" => buckets)
+      when EXP
+        count, total, mn, mx, scale, zero, poff, pos, noff, neg = data
+        raise "scale #{scale.inspect}" unless scale.is_a?(Integer) && (-10..20).cover?(scale)
+        r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "scale" => scale, "zero_count" => zero,
+                 "positive" => exp_range(poff, pos, "positive"), "negative" => exp_range(noff, neg, "negative"))
+        raise "zero count and bucket counts do not add up to count" unless zero + pos.sum + neg.sum == count
       end
       v["rows"] << r
     end
