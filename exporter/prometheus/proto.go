@@ -9,12 +9,13 @@ import (
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
-	pn "github.com/zerostat/zerostat/internal/promnative"
+	"github.com/zerostat/zerostat/internal/promnative"
+	pw "github.com/zerostat/zerostat/internal/protowire"
 )
 
 // The protobuf exposition: length-delimited io.prometheus.client.MetricFamily
 // messages (client_model's metrics.proto, proto2), hand-written with
-// internal/promnative's helpers. Every field number used is below 16, so
+// internal/protowire. Every field number used is below 16, so
 // each tag is one byte:
 //
 //	message MetricFamily { string name = 1; string help = 2; MetricType type = 3; repeated Metric metric = 4; string unit = 5; }
@@ -28,39 +29,39 @@ import (
 //	message Exemplar     { repeated LabelPair label = 1; double value = 2; Timestamp timestamp = 3; }
 //	message Timestamp    { int64 seconds = 1; int32 nanos = 2; }
 const (
-	tagFamilyName   = 1<<3 | pn.WireBytes
-	tagFamilyHelp   = 2<<3 | pn.WireBytes
-	tagFamilyType   = 3<<3 | pn.WireVarint
-	tagFamilyMetric = 4<<3 | pn.WireBytes
-	tagFamilyUnit   = 5<<3 | pn.WireBytes
+	tagFamilyName   = 1<<3 | pw.WireBytes
+	tagFamilyHelp   = 2<<3 | pw.WireBytes
+	tagFamilyType   = 3<<3 | pw.WireVarint
+	tagFamilyMetric = 4<<3 | pw.WireBytes
+	tagFamilyUnit   = 5<<3 | pw.WireBytes
 
-	tagMetricLabel     = 1<<3 | pn.WireBytes
-	tagMetricGauge     = 2<<3 | pn.WireBytes
-	tagMetricCounter   = 3<<3 | pn.WireBytes
-	tagMetricUntyped   = 5<<3 | pn.WireBytes
-	tagMetricHistogram = 7<<3 | pn.WireBytes
+	tagMetricLabel     = 1<<3 | pw.WireBytes
+	tagMetricGauge     = 2<<3 | pw.WireBytes
+	tagMetricCounter   = 3<<3 | pw.WireBytes
+	tagMetricUntyped   = 5<<3 | pw.WireBytes
+	tagMetricHistogram = 7<<3 | pw.WireBytes
 
-	tagLabelName  = 1<<3 | pn.WireBytes
-	tagLabelValue = 2<<3 | pn.WireBytes
+	tagLabelName  = 1<<3 | pw.WireBytes
+	tagLabelValue = 2<<3 | pw.WireBytes
 
-	tagValue          = 1<<3 | pn.WireFixed64 // Gauge, Counter, Untyped
-	tagCounterCreated = 3<<3 | pn.WireBytes
+	tagValue          = 1<<3 | pw.WireFixed64 // Gauge, Counter, Untyped
+	tagCounterCreated = 3<<3 | pw.WireBytes
 
-	tagHistCount   = 1<<3 | pn.WireVarint
-	tagHistSum     = 2<<3 | pn.WireFixed64
-	tagHistBucket  = 3<<3 | pn.WireBytes
-	tagHistCreated = 15<<3 | pn.WireBytes
+	tagHistCount   = 1<<3 | pw.WireVarint
+	tagHistSum     = 2<<3 | pw.WireFixed64
+	tagHistBucket  = 3<<3 | pw.WireBytes
+	tagHistCreated = 15<<3 | pw.WireBytes
 
-	tagBucketCount    = 1<<3 | pn.WireVarint
-	tagBucketUpper    = 2<<3 | pn.WireFixed64
-	tagBucketExemplar = 3<<3 | pn.WireBytes
+	tagBucketCount    = 1<<3 | pw.WireVarint
+	tagBucketUpper    = 2<<3 | pw.WireFixed64
+	tagBucketExemplar = 3<<3 | pw.WireBytes
 
-	tagExemplarLabel = 1<<3 | pn.WireBytes
-	tagExemplarValue = 2<<3 | pn.WireFixed64
-	tagExemplarTime  = 3<<3 | pn.WireBytes
+	tagExemplarLabel = 1<<3 | pw.WireBytes
+	tagExemplarValue = 2<<3 | pw.WireFixed64
+	tagExemplarTime  = 3<<3 | pw.WireBytes
 
-	tagTimeSeconds = 1<<3 | pn.WireVarint
-	tagTimeNanos   = 2<<3 | pn.WireVarint
+	tagTimeSeconds = 1<<3 | pw.WireVarint
+	tagTimeNanos   = 2<<3 | pw.WireVarint
 )
 
 // MetricType values.
@@ -93,11 +94,11 @@ type protoFamily struct {
 
 func newProtoFamily(pf *promname.Family, textName string, kind core.Kind) protoFamily {
 	head := func(name string, typ uint64) []byte {
-		b := pn.AppendString(nil, tagFamilyName, name)
+		b := pw.AppendString(nil, tagFamilyName, name)
 		if pf.Help != "" {
-			b = pn.AppendString(b, tagFamilyHelp, pf.Help)
+			b = pw.AppendString(b, tagFamilyHelp, pf.Help)
 		}
-		return pn.AppendVarint(b, tagFamilyType, typ)
+		return pw.AppendVarint(b, tagFamilyType, typ)
 	}
 	var p protoFamily
 	switch pf.Type {
@@ -112,19 +113,19 @@ func newProtoFamily(pf *promname.Family, textName string, kind core.Kind) protoF
 	}
 	p.heads[1] = head(pf.Sample, pbUntyped)
 	if pf.Unit != "" {
-		p.unit = pn.AppendString(nil, tagFamilyUnit, pf.Unit)
+		p.unit = pw.AppendString(nil, tagFamilyUnit, pf.Unit)
 	}
 	for _, l := range pf.Labels {
-		b := pn.AppendString(nil, tagLabelName, l.Name)
+		b := pw.AppendString(nil, tagLabelName, l.Name)
 		if l.Tag < 0 {
-			b = pn.AppendString(b, tagLabelValue, l.Value)
+			b = pw.AppendString(b, tagLabelValue, l.Value)
 		}
 		p.labels = append(p.labels, b)
 	}
 	for _, l := range pf.OverflowLabels {
-		n := pn.LenFieldSize(len(l.Name)) + pn.LenFieldSize(len(l.Value))
-		p.overflow = pn.AppendLen(p.overflow, tagMetricLabel, n)
-		p.overflow = pn.AppendString(pn.AppendString(p.overflow, tagLabelName, l.Name), tagLabelValue, l.Value)
+		n := pw.LenFieldSize(len(l.Name)) + pw.LenFieldSize(len(l.Value))
+		p.overflow = pw.AppendLen(p.overflow, tagMetricLabel, n)
+		p.overflow = pw.AppendString(pw.AppendString(p.overflow, tagLabelName, l.Name), tagLabelValue, l.Value)
 	}
 	if kind == core.KindDistribution {
 		p.uppers = pf.View.Agg.Bounds()
@@ -164,7 +165,7 @@ func (h *Handler) appendFamilyProto(dst []byte, fam *family, overflow *core.Seri
 	}
 	dst = append(dst, p.unit...)
 	size := len(dst) - start - maxLenPrefix
-	k := pn.VarintSize(uint64(size))
+	k := pw.VarintSize(uint64(size))
 	binary.PutUvarint(dst[start+maxLenPrefix-k:], uint64(size))
 	if k < maxLenPrefix {
 		copy(dst[start:], dst[start+maxLenPrefix-k:])
@@ -182,15 +183,15 @@ func (h *Handler) labelsProto(fam *family, s *core.Series, strs []string) []byte
 	for i, l := range fam.fam.Labels {
 		head := fam.pb.labels[i]
 		if l.Tag < 0 {
-			lb = append(pn.AppendLen(lb, tagMetricLabel, len(head)), head...)
+			lb = append(pw.AppendLen(lb, tagMetricLabel, len(head)), head...)
 			continue
 		}
 		val := strs[core.ValueID(vids, l.Tag)]
 		if val == "" {
 			continue
 		}
-		lb = append(pn.AppendLen(lb, tagMetricLabel, len(head)+pn.LenFieldSize(len(val))), head...)
-		lb = pn.AppendString(lb, tagLabelValue, val)
+		lb = append(pw.AppendLen(lb, tagMetricLabel, len(head)+pw.LenFieldSize(len(val))), head...)
+		lb = pw.AppendString(lb, tagLabelValue, val)
 	}
 	h.labels = lb
 	return lb
@@ -223,14 +224,14 @@ func (h *Handler) appendMetricProto(dst []byte, fam *family, s *core.Series, lb 
 		} else if x.untyped {
 			tag = tagMetricUntyped
 		}
-		n := pn.FixedFieldSize
+		n := pw.FixedFieldSize
 		if tag == tagMetricCounter && withCreated {
-			n += pn.LenFieldSize(timestampSize(startNs))
+			n += pw.LenFieldSize(timestampSize(startNs))
 		}
-		dst = pn.AppendLen(dst, tagFamilyMetric, len(lb)+pn.LenFieldSize(n))
+		dst = pw.AppendLen(dst, tagFamilyMetric, len(lb)+pw.LenFieldSize(n))
 		dst = append(dst, lb...)
-		dst = pn.AppendLen(dst, tag, n)
-		dst = pn.AppendDouble(dst, tagValue, v+0) // +0: no -0, as the text formats
+		dst = pw.AppendLen(dst, tag, n)
+		dst = pw.AppendDouble(dst, tagValue, v+0) // +0: no -0, as the text formats
 		if tag == tagMetricCounter && withCreated {
 			dst = appendTimestamp(dst, tagCounterCreated, startNs)
 		}
@@ -243,16 +244,16 @@ func (h *Handler) appendMetricProto(dst []byte, fam *family, s *core.Series, lb 
 			return dst, false
 		}
 		nh := &h.native
-		n := pn.VarintFieldSize(nh.Count) + pn.FixedFieldSize + pn.Exposition.Size(nh)
+		n := pw.VarintFieldSize(nh.Count) + pw.FixedFieldSize + promnative.Exposition.Size(nh)
 		if withCreated {
-			n += pn.LenFieldSize(timestampSize(startNs))
+			n += pw.LenFieldSize(timestampSize(startNs))
 		}
-		dst = pn.AppendLen(dst, tagFamilyMetric, len(lb)+pn.LenFieldSize(n))
+		dst = pw.AppendLen(dst, tagFamilyMetric, len(lb)+pw.LenFieldSize(n))
 		dst = append(dst, lb...)
-		dst = pn.AppendLen(dst, tagMetricHistogram, n)
-		dst = pn.AppendVarint(dst, tagHistCount, nh.Count)
-		dst = pn.AppendDouble(dst, tagHistSum, nh.Sum+0)
-		dst = pn.Exposition.Append(dst, nh)
+		dst = pw.AppendLen(dst, tagMetricHistogram, n)
+		dst = pw.AppendVarint(dst, tagHistCount, nh.Count)
+		dst = pw.AppendDouble(dst, tagHistSum, nh.Sum+0)
+		dst = promnative.Exposition.Append(dst, nh)
 		if withCreated {
 			dst = appendTimestamp(dst, tagHistCreated, startNs)
 		}
@@ -278,33 +279,33 @@ func (h *Handler) appendClassicProto(dst []byte, fam *family, s *core.Series, lb
 	if len(exs) > nb && exs[nb] != nil {
 		nb++ // the +Inf bucket, for its exemplar
 	}
-	n := pn.VarintFieldSize(total) + pn.FixedFieldSize
+	n := pw.VarintFieldSize(total) + pw.FixedFieldSize
 	var cum uint64
 	for i := range nb {
 		cum += uint64(h.buckets[i])
-		n += pn.LenFieldSize(bucketSize(cum, exemplarAt(exs, i)))
+		n += pw.LenFieldSize(bucketSize(cum, exemplarAt(exs, i)))
 	}
 	if withCreated {
-		n += pn.LenFieldSize(timestampSize(startNs))
+		n += pw.LenFieldSize(timestampSize(startNs))
 	}
-	dst = pn.AppendLen(dst, tagFamilyMetric, len(lb)+pn.LenFieldSize(n))
+	dst = pw.AppendLen(dst, tagFamilyMetric, len(lb)+pw.LenFieldSize(n))
 	dst = append(dst, lb...)
-	dst = pn.AppendLen(dst, tagMetricHistogram, n)
-	dst = pn.AppendVarint(dst, tagHistCount, total)
-	dst = pn.AppendDouble(dst, tagHistSum, st.Sum+0)
+	dst = pw.AppendLen(dst, tagMetricHistogram, n)
+	dst = pw.AppendVarint(dst, tagHistCount, total)
+	dst = pw.AppendDouble(dst, tagHistSum, st.Sum+0)
 	cum = 0
 	for i := range nb {
 		cum += uint64(h.buckets[i])
 		e := exemplarAt(exs, i)
-		dst = pn.AppendLen(dst, tagHistBucket, bucketSize(cum, e))
-		dst = pn.AppendVarint(dst, tagBucketCount, cum)
+		dst = pw.AppendLen(dst, tagHistBucket, bucketSize(cum, e))
+		dst = pw.AppendVarint(dst, tagBucketCount, cum)
 		upper := math.Inf(1)
 		if i < len(uppers) {
 			upper = uppers[i]
 		}
-		dst = pn.AppendDouble(dst, tagBucketUpper, upper)
+		dst = pw.AppendDouble(dst, tagBucketUpper, upper)
 		if e != nil {
-			dst = pn.AppendLen(dst, tagBucketExemplar, exemplarSize(e))
+			dst = pw.AppendLen(dst, tagBucketExemplar, exemplarSize(e))
 			dst = appendExemplarProto(dst, e)
 		}
 	}
@@ -323,9 +324,9 @@ func exemplarAt(exs []*core.Exemplar, i int) *core.Exemplar {
 }
 
 func bucketSize(cum uint64, e *core.Exemplar) int {
-	n := pn.VarintFieldSize(cum) + pn.FixedFieldSize
+	n := pw.VarintFieldSize(cum) + pw.FixedFieldSize
 	if e != nil {
-		n += pn.LenFieldSize(exemplarSize(e))
+		n += pw.LenFieldSize(exemplarSize(e))
 	}
 	return n
 }
@@ -339,17 +340,17 @@ const (
 // exemplarLabelSize is the size of a LabelPair of name and an id of n
 // bytes in hex.
 func exemplarLabelSize(name string, n int) int {
-	return pn.LenFieldSize(len(name)) + pn.LenFieldSize(2*n)
+	return pw.LenFieldSize(len(name)) + pw.LenFieldSize(2*n)
 }
 
 // exemplarSize is the size of e's Exemplar message: the labels the
 // OpenMetrics exemplar has (trace_id and span_id for one recorded in a
 // span, none otherwise), its value and its time.
 func exemplarSize(e *core.Exemplar) int {
-	n := pn.FixedFieldSize + pn.LenFieldSize(timestampSize(e.Time))
+	n := pw.FixedFieldSize + pw.LenFieldSize(timestampSize(e.Time))
 	if e.HasSpan() {
-		n += pn.LenFieldSize(exemplarLabelSize(labelTraceID, len(e.TraceID)))
-		n += pn.LenFieldSize(exemplarLabelSize(labelSpanID, len(e.SpanID)))
+		n += pw.LenFieldSize(exemplarLabelSize(labelTraceID, len(e.TraceID)))
+		n += pw.LenFieldSize(exemplarLabelSize(labelSpanID, len(e.SpanID)))
 	}
 	return n
 }
@@ -359,14 +360,14 @@ func appendExemplarProto(dst []byte, e *core.Exemplar) []byte {
 		dst = appendHexLabel(dst, labelTraceID, e.TraceID[:])
 		dst = appendHexLabel(dst, labelSpanID, e.SpanID[:])
 	}
-	dst = pn.AppendDouble(dst, tagExemplarValue, e.Value+0)
+	dst = pw.AppendDouble(dst, tagExemplarValue, e.Value+0)
 	return appendTimestamp(dst, tagExemplarTime, e.Time)
 }
 
 func appendHexLabel(dst []byte, name string, id []byte) []byte {
-	dst = pn.AppendLen(dst, tagExemplarLabel, exemplarLabelSize(name, len(id)))
-	dst = pn.AppendString(dst, tagLabelName, name)
-	dst = pn.AppendLen(dst, tagLabelValue, 2*len(id))
+	dst = pw.AppendLen(dst, tagExemplarLabel, exemplarLabelSize(name, len(id)))
+	dst = pw.AppendString(dst, tagLabelName, name)
+	dst = pw.AppendLen(dst, tagLabelValue, 2*len(id))
 	return hex.AppendEncode(dst, id)
 }
 
@@ -376,22 +377,22 @@ func timestampSize(ns int64) int {
 	sec, nanos := splitNanos(ns)
 	n := 0
 	if sec != 0 {
-		n += pn.VarintFieldSize(uint64(sec))
+		n += pw.VarintFieldSize(uint64(sec))
 	}
 	if nanos != 0 {
-		n += pn.VarintFieldSize(uint64(nanos))
+		n += pw.VarintFieldSize(uint64(nanos))
 	}
 	return n
 }
 
 func appendTimestamp(dst []byte, tag byte, ns int64) []byte {
-	dst = pn.AppendLen(dst, tag, timestampSize(ns))
+	dst = pw.AppendLen(dst, tag, timestampSize(ns))
 	sec, nanos := splitNanos(ns)
 	if sec != 0 {
-		dst = pn.AppendVarint(dst, tagTimeSeconds, uint64(sec))
+		dst = pw.AppendVarint(dst, tagTimeSeconds, uint64(sec))
 	}
 	if nanos != 0 {
-		dst = pn.AppendVarint(dst, tagTimeNanos, uint64(nanos))
+		dst = pw.AppendVarint(dst, tagTimeNanos, uint64(nanos))
 	}
 	return dst
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/promname"
 	"github.com/zerostat/zerostat/internal/promnative"
+	"github.com/zerostat/zerostat/internal/protowire"
 )
 
 // The remote-write 1.0 messages (prometheus/prompb types.proto and
@@ -50,7 +50,7 @@ const (
 )
 
 // varintSize returns the size of v as a protobuf varint.
-func varintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+func varintSize(v uint64) int { return protowire.VarintSize(v) }
 
 // Varints are appended with binary.AppendUvarint (protobuf's varint is
 // Go's uvarint), fixed64 with binary.LittleEndian.AppendUint64.

@@ -42,9 +42,7 @@
 // and zero count always written, as client_golang writes them) or proto3
 // (prompb: zero values left out, as its Marshal does; the zero count, a
 // oneof, always written). Repeated deltas are packed (both parsers
-// accept packed and unpacked). The varint and field helpers here are the
-// few both outputs need (see exporter/otlp's protowire.go for the
-// OTLP ones).
+// accept packed and unpacked). The wire helpers are internal/protowire's.
 //
 // # Costs and concurrency
 //

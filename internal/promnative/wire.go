@@ -2,62 +2,9 @@ package promnative
 
 import (
 	"encoding/binary"
-	"math"
-	"math/bits"
+
+	pw "github.com/zerostat/zerostat/internal/protowire"
 )
-
-// Protobuf wire helpers (https://protobuf.dev/programming-guides/encoding/)
-// for fields whose number is below 16 (a one-byte tag, given with its
-// wire type). They are exporter/otlp's protowire.go helpers, which are
-// unexported in package otlp; the patch /tmp/exp/prom/protowire.patch
-// proposes one internal/protowire package for all three encoders.
-
-// Wire types.
-const (
-	WireVarint  = 0
-	WireFixed64 = 1
-	WireBytes   = 2
-)
-
-// Tag returns the one-byte tag of field n (below 16) with wire type wt.
-func Tag(n, wt byte) byte { return n<<3 | wt }
-
-// VarintSize returns the size of v as a varint.
-func VarintSize(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
-
-// Zigzag32 and Zigzag64 encode sint32 and sint64 values.
-func Zigzag32(v int32) uint64 { return uint64(uint32(v<<1) ^ uint32(v>>31)) }
-func Zigzag64(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
-
-// VarintFieldSize is the size of a varint field holding v.
-func VarintFieldSize(v uint64) int { return 1 + VarintSize(v) }
-
-// LenFieldSize is the size of a length-delimited field of n bytes.
-func LenFieldSize(n int) int { return 1 + VarintSize(uint64(n)) + n }
-
-// FixedFieldSize is the size of a fixed64 (double) field.
-const FixedFieldSize = 1 + 8
-
-// AppendVarint appends a varint field.
-func AppendVarint(b []byte, tag byte, v uint64) []byte {
-	return binary.AppendUvarint(append(b, tag), v)
-}
-
-// AppendDouble appends a double field.
-func AppendDouble(b []byte, tag byte, f float64) []byte {
-	return binary.LittleEndian.AppendUint64(append(b, tag), math.Float64bits(f))
-}
-
-// AppendLen appends the tag and length of a length-delimited field whose
-// n bytes follow.
-func AppendLen(b []byte, tag byte, n int) []byte {
-	return binary.AppendUvarint(append(b, tag), uint64(n))
-}
-
-// AppendString appends a string (or bytes) field.
-func AppendString(b []byte, tag byte, s string) []byte {
-	return append(AppendLen(b, tag, len(s)), s...)
-}
 
 // Layout places a native histogram's fields in a message.
 type Layout struct {
@@ -81,9 +28,9 @@ type Layout struct {
 // schema 5, zero_threshold 6, zero_count 7, negative_span 9,
 // negative_delta 10, positive_span 12, positive_delta 13.
 var Exposition = Layout{
-	Schema: Tag(5, WireVarint), ZeroThreshold: Tag(6, WireFixed64), ZeroCount: Tag(7, WireVarint),
-	NegativeSpans: Tag(9, WireBytes), NegativeDeltas: Tag(10, WireBytes),
-	PositiveSpans: Tag(12, WireBytes), PositiveDeltas: Tag(13, WireBytes),
+	Schema: pw.Tag(5, pw.WireVarint), ZeroThreshold: pw.Tag(6, pw.WireFixed64), ZeroCount: pw.Tag(7, pw.WireVarint),
+	NegativeSpans: pw.Tag(9, pw.WireBytes), NegativeDeltas: pw.Tag(10, pw.WireBytes),
+	PositiveSpans: pw.Tag(12, pw.WireBytes), PositiveDeltas: pw.Tag(13, pw.WireBytes),
 	NoOpSpan: true,
 }
 
@@ -92,16 +39,16 @@ var Exposition = Layout{
 // negative_spans 8, negative_deltas 9, positive_spans 11,
 // positive_deltas 12.
 var RemoteWrite = Layout{
-	Schema: Tag(4, WireVarint), ZeroThreshold: Tag(5, WireFixed64), ZeroCount: Tag(6, WireVarint),
-	NegativeSpans: Tag(8, WireBytes), NegativeDeltas: Tag(9, WireBytes),
-	PositiveSpans: Tag(11, WireBytes), PositiveDeltas: Tag(12, WireBytes),
+	Schema: pw.Tag(4, pw.WireVarint), ZeroThreshold: pw.Tag(5, pw.WireFixed64), ZeroCount: pw.Tag(6, pw.WireVarint),
+	NegativeSpans: pw.Tag(8, pw.WireBytes), NegativeDeltas: pw.Tag(9, pw.WireBytes),
+	PositiveSpans: pw.Tag(11, pw.WireBytes), PositiveDeltas: pw.Tag(12, pw.WireBytes),
 	Proto3: true,
 }
 
 // BucketSpan's fields: offset (sint32) 1, length (uint32) 2.
 const (
-	tagSpanOffset = 1<<3 | WireVarint
-	tagSpanLength = 2<<3 | WireVarint
+	tagSpanOffset = 1<<3 | pw.WireVarint
+	tagSpanLength = 2<<3 | pw.WireVarint
 )
 
 // noOp is the span of NoOpSpan.
@@ -120,12 +67,12 @@ func (l *Layout) positive(h *Histogram) []Span {
 func (l *Layout) Size(h *Histogram) int {
 	n := 0
 	if h.Schema != 0 || !l.Proto3 {
-		n += VarintFieldSize(Zigzag32(h.Schema))
+		n += pw.VarintFieldSize(pw.Zigzag32(h.Schema))
 	}
 	if !l.Proto3 {
-		n += FixedFieldSize // zero threshold 0
+		n += pw.FixedFieldSize // zero threshold 0
 	}
-	n += VarintFieldSize(h.ZeroCount)
+	n += pw.VarintFieldSize(h.ZeroCount)
 	n += l.spansSize(h.NegativeSpans) + deltasSize(h.NegativeDeltas)
 	n += l.spansSize(l.positive(h)) + deltasSize(h.PositiveDeltas)
 	return n
@@ -135,12 +82,12 @@ func (l *Layout) Size(h *Histogram) int {
 // (both messages number them in the same order).
 func (l *Layout) Append(b []byte, h *Histogram) []byte {
 	if h.Schema != 0 || !l.Proto3 {
-		b = AppendVarint(b, l.Schema, Zigzag32(h.Schema))
+		b = pw.AppendVarint(b, l.Schema, pw.Zigzag32(h.Schema))
 	}
 	if !l.Proto3 {
-		b = AppendDouble(b, l.ZeroThreshold, 0)
+		b = pw.AppendDouble(b, l.ZeroThreshold, 0)
 	}
-	b = AppendVarint(b, l.ZeroCount, h.ZeroCount)
+	b = pw.AppendVarint(b, l.ZeroCount, h.ZeroCount)
 	b = l.appendSpans(b, l.NegativeSpans, h.NegativeSpans)
 	b = appendDeltas(b, l.NegativeDeltas, h.NegativeDeltas)
 	b = l.appendSpans(b, l.PositiveSpans, l.positive(h))
@@ -151,10 +98,10 @@ func (l *Layout) Append(b []byte, h *Histogram) []byte {
 func (l *Layout) spanSize(s Span) int {
 	n := 0
 	if s.Offset != 0 || !l.Proto3 {
-		n += VarintFieldSize(Zigzag32(s.Offset))
+		n += pw.VarintFieldSize(pw.Zigzag32(s.Offset))
 	}
 	if s.Length != 0 || !l.Proto3 {
-		n += VarintFieldSize(uint64(s.Length))
+		n += pw.VarintFieldSize(uint64(s.Length))
 	}
 	return n
 }
@@ -162,19 +109,19 @@ func (l *Layout) spanSize(s Span) int {
 func (l *Layout) spansSize(spans []Span) int {
 	n := 0
 	for _, s := range spans {
-		n += LenFieldSize(l.spanSize(s))
+		n += pw.LenFieldSize(l.spanSize(s))
 	}
 	return n
 }
 
 func (l *Layout) appendSpans(b []byte, tag byte, spans []Span) []byte {
 	for _, s := range spans {
-		b = AppendLen(b, tag, l.spanSize(s))
+		b = pw.AppendLen(b, tag, l.spanSize(s))
 		if s.Offset != 0 || !l.Proto3 {
-			b = AppendVarint(b, tagSpanOffset, Zigzag32(s.Offset))
+			b = pw.AppendVarint(b, tagSpanOffset, pw.Zigzag32(s.Offset))
 		}
 		if s.Length != 0 || !l.Proto3 {
-			b = AppendVarint(b, tagSpanLength, uint64(s.Length))
+			b = pw.AppendVarint(b, tagSpanLength, uint64(s.Length))
 		}
 	}
 	return b
@@ -184,7 +131,7 @@ func (l *Layout) appendSpans(b []byte, tag byte, spans []Span) []byte {
 func packedSize(deltas []int64) int {
 	n := 0
 	for _, d := range deltas {
-		n += VarintSize(Zigzag64(d))
+		n += pw.VarintSize(pw.Zigzag64(d))
 	}
 	return n
 }
@@ -193,16 +140,16 @@ func deltasSize(deltas []int64) int {
 	if len(deltas) == 0 {
 		return 0
 	}
-	return LenFieldSize(packedSize(deltas))
+	return pw.LenFieldSize(packedSize(deltas))
 }
 
 func appendDeltas(b []byte, tag byte, deltas []int64) []byte {
 	if len(deltas) == 0 {
 		return b
 	}
-	b = AppendLen(b, tag, packedSize(deltas))
+	b = pw.AppendLen(b, tag, packedSize(deltas))
 	for _, d := range deltas {
-		b = binary.AppendUvarint(b, Zigzag64(d))
+		b = binary.AppendUvarint(b, pw.Zigzag64(d))
 	}
 	return b
 }
