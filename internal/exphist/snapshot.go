@@ -96,10 +96,12 @@ func (sp *span) clear() {
 }
 
 // grow returns c resliced to length n, reallocated only when its capacity
-// is short.
+// is short, then to at least twice it: a snapshot that keeps a series'
+// history (internal/core's drained delta reads) reallocates a few times
+// as the range widens, not at every new bucket.
 func grow(c []uint64, n int) []uint64 {
 	if cap(c) < n {
-		return make([]uint64, n)
+		return make([]uint64, n, max(n, 2*cap(c)))
 	}
 	return c[:n]
 }
@@ -237,7 +239,7 @@ func (b *Buckets) mergeFrom(sb int32, o *Buckets, so, scale int32) {
 		old := b.Counts
 		c := old
 		if cap(c) < n {
-			c = make([]uint64, n)
+			c = make([]uint64, n, max(n, 2*cap(c))) // see grow
 		}
 		c = c[:n]
 		shift := int(b.Offset - start)
