@@ -102,9 +102,12 @@ bench-module:
 
 # The benchmarks the gate reads: the record scenarios of zerostat (its
 # bound handles too), the floor, OpenCensus and Prometheus, and the
-# per-request rows of 1 and 8 counters (-count=6 for the statistics), one export for its
-# allocation budget, and records while an exporter faces each fault.
-GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|prometheus_handle|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new|otel|otel_attrset|zerostat_otel|zerostat_otel_attrset)$$
+# per-request rows of 1 and 8 counters (-count=6 for the statistics), the
+# exponential histogram's rows beside the classic one's (issue 45), one
+# export for its allocation budget (and one of 10,000 histogram series,
+# classic and exponential, on the msgpack and Prometheus outputs), and
+# records while an exporter faces each fault.
+GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m|exphist_2tags|exphist_2tags_parallel)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|prometheus_handle|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new|otel|otel_attrset|zerostat_otel|zerostat_otel_attrset)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
 ## A failed measurement or a broken rule is measured once more before the
@@ -116,6 +119,7 @@ gate-measure:
 	@mkdir -p benchmarks/out
 	cd benchmarks && $(GO) test -run '^$$' -bench '$(GATE_RECORD)' -benchmem -count=6 -benchtime=100ms . > out/gate.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkEncode/impl=zerostat$$' -benchmem -count=1 -benchtime=20x ./encode >> out/gate.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkCollect10kHistograms/kind=(histogram16|exphist)/impl=(zerostat_export|zerostat_prometheus)$$' -benchmem -count=1 -benchtime=20x . >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
 	$(GO) test -run '^$$' -bench 'Benchmark(FloorHistogram|Histogram2Tags_RecordWithOptions|Histogram2Tags_Attachments)$$' -benchmem -count=6 -benchtime=100ms ./stats >> benchmarks/out/gate.txt
 

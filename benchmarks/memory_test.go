@@ -64,15 +64,54 @@ func heapValue(i int) float64 { return histValues[i&1023] }
 // of series the SDK reports, and a clean-up.
 type heapImpl struct {
 	name  string
-	build func(b *testing.B, hist bool) (keep any, count func() int, cleanup func())
+	build func(b *testing.B, kind heapKind) (keep any, count func() int, cleanup func())
+	exp   bool // has an exponential histogram (the exphist kinds)
 }
 
 var heapImpls = []heapImpl{
-	{"zerostat", heapZerostat},
-	{"opencensus", heapOpenCensus},
-	{"prometheus", heapPrometheus},
-	{"victoriametrics", heapVictoriaMetrics},
-	{"otel", heapOtel},
+	{"zerostat", heapZerostat, true},
+	{"opencensus", heapOpenCensus, false},
+	{"prometheus", heapPrometheus, true},
+	{"victoriametrics", heapVictoriaMetrics, false},
+	{"otel", heapOtel, true},
+}
+
+// heapKind is what each series is: a counter recorded once, a 16-bound
+// histogram recorded once, or an exponential histogram (zerostat's
+// view.ExponentialDistribution(0, 0), the OTel SDK's
+// AggregationBase2ExponentialHistogram{MaxSize: 160, MaxScale: 20},
+// client_golang's native histogram of factor 1.1 without classic buckets)
+// recorded once (exphist, as the other kinds) or with 16 values spread
+// over 1 to 30,000 (exphist_spread: about 100 buckets apart, at scale 3;
+// a histogram that grows its buckets as values arrive takes more).
+type heapKind string
+
+const (
+	heapCounter       heapKind = "counter"
+	heapHistogram16   heapKind = "histogram16"
+	heapExphist       heapKind = "exphist"
+	heapExphistSpread heapKind = "exphist_spread"
+)
+
+func (k heapKind) exp() bool { return k == heapExphist || k == heapExphistSpread }
+
+// heapRecords calls rec with the values series i records.
+func (k heapKind) records(i int, rec func(v float64)) {
+	if k == heapExphistSpread {
+		for j := range 16 {
+			rec(histValues[(i*16+j)&1023])
+		}
+		return
+	}
+	rec(heapValue(i))
+}
+
+// heapRecordings is the number of values each series records.
+func (k heapKind) recordings() int {
+	if k == heapExphistSpread {
+		return 16
+	}
+	return 1
 }
 
 // BenchmarkHeapPerSeries reports B/series: the growth of the live heap
@@ -83,18 +122,21 @@ var heapImpls = []heapImpl{
 // setup-ns/series and setup-allocs/series are the time and heap
 // allocations of creating and recording the series.
 func BenchmarkHeapPerSeries(b *testing.B) {
-	for _, kind := range []string{"counter", "histogram16"} {
-		b.Run("kind="+kind, func(b *testing.B) {
+	for _, kind := range []heapKind{heapCounter, heapHistogram16, heapExphist, heapExphistSpread} {
+		b.Run("kind="+string(kind), func(b *testing.B) {
 			for _, im := range heapImpls {
+				if kind.exp() && !im.exp {
+					continue
+				}
 				b.Run("impl="+im.name, func(b *testing.B) {
-					heapMeasure(b, im.build, kind == "histogram16")
+					heapMeasure(b, im.build, kind)
 				})
 			}
 		})
 	}
 }
 
-func heapMeasure(b *testing.B, build func(*testing.B, bool) (any, func() int, func()), hist bool) {
+func heapMeasure(b *testing.B, build func(*testing.B, heapKind) (any, func() int, func()), kind heapKind) {
 	var before, after runtime.MemStats
 	gc := func(ms *runtime.MemStats) {
 		// Twice: the first cycle may leave objects with finalizers and
@@ -105,7 +147,7 @@ func heapMeasure(b *testing.B, build func(*testing.B, bool) (any, func() int, fu
 	}
 	gc(&before)
 	start := time.Now()
-	keep, count, cleanup := build(b, hist)
+	keep, count, cleanup := build(b, kind)
 	setup := time.Since(start)
 	var mid runtime.MemStats
 	runtime.ReadMemStats(&mid) // allocations of the set-up, before GC's own
@@ -128,19 +170,23 @@ func heapMeasure(b *testing.B, build func(*testing.B, bool) (any, func() int, fu
 }
 
 // zerostat and OpenCensus: a fresh measure and a fresh view (unique names)
-// keyed by 2 tags (zerostat's without a cardinality limit); each series
-// recorded with a context built by tag.New, as OpenCensus users write it.
+// keyed by 2 tags (zerostat's without a cardinality limit; for the exphist
+// kinds view.ExponentialDistribution(0, 0)); each series recorded with a
+// context built by tag.New, as OpenCensus users write it.
 // The view is unregistered afterwards.
 
-func heapZerostat(b *testing.B, hist bool) (any, func() int, func()) {
+func heapZerostat(b *testing.B, kind heapKind) (any, func() int, func()) {
 	name := uniq("heap")
 	var m stats.Measure
 	var agg *view.Aggregation
 	var rec func(ctx context.Context, i int)
-	if hist {
+	if kind != heapCounter {
 		fm := stats.Float64(name, "", stats.UnitMilliseconds)
 		m, agg = fm, view.Distribution(bounds16...)
-		rec = func(ctx context.Context, i int) { stats.Record(ctx, fm.M(heapValue(i))) }
+		if kind.exp() {
+			agg = view.ExponentialDistribution(0, 0)
+		}
+		rec = func(ctx context.Context, i int) { kind.records(i, func(v float64) { stats.Record(ctx, fm.M(v)) }) }
 	} else {
 		im := stats.Int64(name, "", stats.UnitDimensionless)
 		m, agg = im, view.Sum()
@@ -171,17 +217,20 @@ func heapZerostat(b *testing.B, hist bool) (any, func() int, func()) {
 				n += int64(d.Value)
 			case *view.DistributionData:
 				n += d.Count
+			case *view.ExponentialDistributionData:
+				n += d.Count
 			}
 		}
-		if n != heapSeries {
-			b.Fatalf("zerostat view %q: got %d recordings; want %d", name, n, heapSeries)
+		if want := int64(heapSeries * kind.recordings()); n != want {
+			b.Fatalf("zerostat view %q: got %d recordings; want %d", name, n, want)
 		}
 		return len(rows)
 	}
 	return v, count, cleanup
 }
 
-func heapOpenCensus(b *testing.B, hist bool) (any, func() int, func()) {
+func heapOpenCensus(b *testing.B, kind heapKind) (any, func() int, func()) {
+	hist := kind == heapHistogram16
 	name := uniq("heap")
 	var m ocstats.Measure
 	var agg *ocview.Aggregation
@@ -235,16 +284,26 @@ func heapOpenCensus(b *testing.B, hist bool) (any, func() int, func()) {
 }
 
 // Prometheus: a fresh Registry with one CounterVec or HistogramVec (16
-// buckets) over 2 labels; vec.WithLabelValues(a, b).Inc() / .Observe(v).
+// buckets; for the exphist kinds a native histogram of factor 1.1 and no
+// classic buckets) over 2 labels; vec.WithLabelValues(a, b).Inc() /
+// .Observe(v).
 
-func heapPrometheus(b *testing.B, hist bool) (any, func() int, func()) {
+func heapPrometheus(b *testing.B, kind heapKind) (any, func() int, func()) {
 	reg := prometheus.NewRegistry()
 	var c prometheus.Collector
+	hist := kind != heapCounter
 	if hist {
-		vec := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "heap_histogram", Buckets: bounds16}, keys2)
+		opts := prometheus.HistogramOpts{Name: "heap_histogram", Buckets: bounds16}
+		if kind.exp() {
+			// Native only: with a factor above 1 and Buckets nil,
+			// client_golang makes no classic buckets.
+			opts = prometheus.HistogramOpts{Name: "heap_histogram", NativeHistogramBucketFactor: promFactor}
+		}
+		vec := prometheus.NewHistogramVec(opts, keys2)
 		for i := range heapSeries {
 			va, vb := heapVals(i)
-			vec.WithLabelValues(va, vb).Observe(heapValue(i))
+			o := vec.WithLabelValues(va, vb)
+			kind.records(i, o.Observe)
 		}
 		c = vec
 	} else {
@@ -273,8 +332,8 @@ func heapPrometheus(b *testing.B, hist bool) (any, func() int, func()) {
 				}
 			}
 		}
-		if total != heapSeries {
-			b.Fatalf("prometheus: got %d recordings; want %d", total, heapSeries)
+		if want := uint64(heapSeries * kind.recordings()); total != want {
+			b.Fatalf("prometheus: got %d recordings; want %d", total, want)
 		}
 		return n
 	}
@@ -285,7 +344,8 @@ func heapPrometheus(b *testing.B, hist bool) (any, func() int, func()) {
 // GetOrCreatePrometheusHistogramExt(name{labels}, bounds16).Update(v). The
 // formatted name is built per series by the caller, and kept by the Set.
 
-func heapVictoriaMetrics(b *testing.B, hist bool) (any, func() int, func()) {
+func heapVictoriaMetrics(b *testing.B, kind heapKind) (any, func() int, func()) {
+	hist := kind == heapHistogram16
 	s := vm.NewSet()
 	for i := range heapSeries {
 		va, vb := heapVals(i)
@@ -372,24 +432,32 @@ func (t *expoTally) line(l []byte) {
 // OpenTelemetry: a fresh MeterProvider with a ManualReader and no
 // cardinality limit (the default, 2000 per instrument, would fold all but
 // 1,999 of the series into one overflow series); c.Add(ctx, 1,
-// metric.WithAttributes(...)) or h.Record with 16 explicit bounds. Default
+// metric.WithAttributes(...)) or h.Record with 16 explicit bounds (for the
+// exphist kinds a view makes the histogram
+// AggregationBase2ExponentialHistogram{MaxSize: 160, MaxScale: 20}). Default
 // exemplar filter (trace-based: a background context samples nothing, but
 // each series has its reservoir).
 
-func heapOtel(b *testing.B, hist bool) (any, func() int, func()) {
+func heapOtel(b *testing.B, kind heapKind) (any, func() int, func()) {
 	r := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r), sdkmetric.WithCardinalityLimit(0))
+	opts := []sdkmetric.Option{sdkmetric.WithReader(r), sdkmetric.WithCardinalityLimit(0)}
+	if kind.exp() {
+		opts = append(opts, sdkmetric.WithView(sdkmetric.NewView(sdkmetric.Instrument{Name: "heap_histogram"},
+			sdkmetric.Stream{Aggregation: sdkmetric.AggregationBase2ExponentialHistogram{MaxSize: expMaxSize, MaxScale: expMaxScale}})))
+	}
+	mp := sdkmetric.NewMeterProvider(opts...)
 	meter := mp.Meter("bench")
 	ctx := context.Background()
 	var inst any
-	if hist {
+	if kind != heapCounter {
 		h, err := meter.Float64Histogram("heap_histogram", metric.WithExplicitBucketBoundaries(bounds16...))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for i := range heapSeries {
 			va, vb := heapVals(i)
-			h.Record(ctx, heapValue(i), metric.WithAttributes(attribute.String(keys2[0], va), attribute.String(keys2[1], vb)))
+			opt := metric.WithAttributes(attribute.String(keys2[0], va), attribute.String(keys2[1], vb))
+			kind.records(i, func(v float64) { h.Record(ctx, v, opt) })
 		}
 		inst = h
 	} else {
@@ -408,7 +476,7 @@ func heapOtel(b *testing.B, hist bool) (any, func() int, func()) {
 		if err := r.Collect(ctx, &rm); err != nil {
 			b.Fatalf("otel Collect: got error %v; want nil", err)
 		}
-		return otelPoints(b, &rm, 1)
+		return otelPoints(b, &rm, uint64(kind.recordings()))
 	}
 	return []any{mp, r, inst}, count, func() { _ = mp.Shutdown(context.Background()) }
 }
@@ -433,6 +501,16 @@ func otelPoints(b *testing.B, rm *metricdata.ResourceMetrics, want uint64) int {
 				}
 				n += len(d.DataPoints)
 			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					if p.Attributes.HasValue(overflow.Key) {
+						b.Fatalf("otel %q: an overflow data point", m.Name)
+					}
+					if want != 0 && p.Count < want {
+						b.Fatalf("otel %q: got count %d; want >= %d", m.Name, p.Count, want)
+					}
+				}
+				n += len(d.DataPoints)
+			case metricdata.ExponentialHistogram[float64]:
 				for _, p := range d.DataPoints {
 					if p.Attributes.HasValue(overflow.Key) {
 						b.Fatalf("otel %q: an overflow data point", m.Name)

@@ -106,7 +106,8 @@ var impls = []string{"floor", "zerostat", "zerostat_handle", "opencensus", "prom
 	"victoriametrics", "victoriametrics_handle", "otel", "otel_attrset", "zerostat_otel", "zerostat_otel_attrset"}
 
 var scenarios = []string{"counter_notags", "counter_2tags", "histogram_2tags", "8measures_8tags",
-	"recordwithtags_2mut", "counter_2tags_parallel", "histogram_2tags_parallel"}
+	"recordwithtags_2mut", "counter_2tags_parallel", "histogram_2tags_parallel",
+	"exphist_2tags", "exphist_2tags_parallel"}
 
 // resolution tells whether impl, in a record scenario, resolves its tags
 // or labels once before the loop ("kept") or on every call ("per call"),
@@ -430,6 +431,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	target("counter parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
 	v, ok = ratio(rec("histogram_2tags_parallel", "zerostat"), rec("histogram_2tags", "zerostat"))
 	target("histogram parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
+	writeExpTargets(target, ratio, r)
 	v, ok = ratio(rec("counter_2tags", "zerostat_otel_attrset"), rec("counter_2tags", "otel_attrset"))
 	target("OTel API on zerostat: `Add` with `WithAttributeSet` ≤ ¼ of the OTel SDK's", v, ok, "<=", 0.25, "×")
 	v, ok = ratio(rec("histogram_2tags", "zerostat_otel_attrset"), rec("histogram_2tags", "otel_attrset"))
@@ -448,18 +450,26 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 			target("payload ≤ 0.55× tinylib/msgp's bytes", a.Center/m.Center, true, "<=", 0.55, "×")
 		}
 	}
-	for _, kind := range []string{"counter", "histogram16"} {
+	for _, kind := range []string{"counter", "histogram16", "exphist", "exphist_spread"} {
 		z, ok := r.summary("HeapPerSeries/kind="+kind+"/impl=zerostat", "B/series")
 		if !ok {
 			continue
 		}
 		best := math.Inf(1)
-		for _, peer := range []string{"opencensus", "otel"} {
+		peers := []string{"opencensus", "otel"}
+		if strings.HasPrefix(kind, "exphist") {
+			peers = []string{"otel", "prometheus"} // OpenCensus has no exponential histogram
+		}
+		for _, peer := range peers {
 			if p, ok := r.summary("HeapPerSeries/kind="+kind+"/impl="+peer, "B/series"); ok {
 				best = math.Min(best, p.Center)
 			}
 		}
-		target("heap per live "+kind+" series below OpenCensus's and OTel's (zerostat / the smaller of theirs)", z.Center/best, true, "<=", 1, "×")
+		desc := "heap per live " + kind + " series below OpenCensus's and OTel's (zerostat / the smaller of theirs)"
+		if strings.HasPrefix(kind, "exphist") {
+			desc = "heap per live " + kind + " series below the OTel SDK's and client_golang's native histogram's (zerostat / the smaller of theirs)"
+		}
+		target(desc, z.Center/best, true, "<=", 1, "×")
 	}
 	if z, ok := r.summary("Collect10k/impl=zerostat_export", "ns/op"); ok {
 		best := math.Inf(1)
@@ -482,7 +492,10 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	memImpls := []string{"zerostat", "opencensus", "prometheus", "victoriametrics", "otel"}
 	if _, ok := r.summary("HeapPerSeries/kind=counter/impl=zerostat", "B/series"); ok {
 		w("## Heap per live series (100,000 series)\n\n| kind | %s |\n|---|%s\n", strings.Join(memImpls, " | "), strings.Repeat("---|", len(memImpls)))
-		for _, kind := range []string{"counter", "histogram16"} {
+		for _, kind := range []string{"counter", "histogram16", "exphist", "exphist_spread"} {
+			if _, ok := r.summary("HeapPerSeries/kind="+kind+"/impl=zerostat", "B/series"); !ok {
+				continue
+			}
 			w("| %s |", kind)
 			for _, im := range memImpls {
 				if s, ok := r.summary("HeapPerSeries/kind="+kind+"/impl="+im, "B/series"); ok {
@@ -493,7 +506,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 			}
 			w("\n")
 		}
-		w("\nHeap retained per series after a GC, 2 tags, each series recorded once (benchmarks/memory_test.go).\n\n")
+		w("\nHeap retained per series after a GC, 2 tags, each series recorded once (benchmarks/memory_test.go); `exphist` is an exponential histogram (zerostat's `view.ExponentialDistribution(0, 0)`, the OTel SDK's `AggregationBase2ExponentialHistogram` of MaxSize 160 and MaxScale 20, client_golang's native histogram of factor 1.1 without classic buckets) recorded once, `exphist_spread` the same recorded with 16 values spread over 1 to 30,000 (each grows its buckets as values arrive).\n\n")
 	}
 	var col []string
 	for n := range r.vals {
@@ -512,6 +525,8 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		}
 		w("\n`zerostat_export` is the exporter's snapshot and msgpack encoding; `zerostat_retrieve` is `view.RetrieveData` (allocating rows, as OpenCensus's API requires).\n\n")
 	}
+
+	writeCollectHist(w, r)
 
 	// Export.
 	var enc []string
@@ -638,4 +653,75 @@ func writeOTel(w func(string, ...any), r *results) {
 		w("%s\n", row)
 	}
 	w("\nWith `WithAttributes` the API's own work (copying the attributes, `attribute.NewSet`'s sorting and hashing, its allocations) is most of the time on both, so the medians differ by less than the noise of a loaded VM; a CPU profile of the two in one process (`go test -bench BenchmarkAttributesAB -cpuprofile` in otel/) separates what each implementation adds.\n\n")
+}
+
+// writeExpTargets writes issue 45's targets for the exponential
+// histogram's record path: each beside the classic histogram on the same
+// path, the OTel SDK's exponential histogram and client_golang's native
+// one, the parallel rows, and the allocations.
+func writeExpTargets(target func(string, float64, bool, string, float64, string), ratio func(a, b string) (float64, bool), r *results) {
+	rec := func(sc, im string) string { return "Record/scenario=" + sc + "/impl=" + im }
+	if _, ok := r.summary(rec("exphist_2tags", "zerostat"), "ns/op"); !ok {
+		return
+	}
+	for _, p := range []struct{ impl, what string }{{"zerostat", "a kept context"}, {"zerostat_handle", "a handle"}} {
+		v, ok := ratio(rec("exphist_2tags", p.impl), rec("histogram_2tags", p.impl))
+		target("exponential histogram, 2 tags, through "+p.what+": ≤ 1.3× the classic 15-bound histogram on the same path", v, ok, "<=", 1.3, "×")
+		v, ok = ratio(rec("exphist_2tags", "otel_attrset"), rec("exphist_2tags", p.impl))
+		target("exponential histogram through "+p.what+": ≥ 10× faster than the OTel SDK's exponential histogram with a precomputed attribute set (SDK / zerostat)", v, ok, ">=", 10, "×")
+		v, ok = ratio(rec("exphist_2tags", p.impl), rec("exphist_2tags", "prometheus_handle"))
+		target("exponential histogram through "+p.what+": faster than client_golang's native histogram `Observe` on a kept child (zerostat / client_golang)", v, ok, "<=", 1, "×")
+		v, ok = ratio(rec("exphist_2tags_parallel", p.impl), rec("exphist_2tags", p.impl))
+		target("exponential histogram through "+p.what+", parallel (2 cores): no slower per op than one goroutine", v, ok, "<=", 1, "×")
+	}
+	worst, any := 0.0, false
+	for _, sc := range []string{"exphist_2tags", "exphist_2tags_parallel"} {
+		for _, im := range []string{"zerostat", "zerostat_handle", "zerostat_otel_attrset"} {
+			if s, ok := r.summary(rec(sc, im), "allocs/op"); ok {
+				worst, any = math.Max(worst, s.Hi), true
+			}
+		}
+	}
+	target("exponential histogram: 0 allocations per record (context, handle, OTel API with an attribute set; single and parallel; the most of any sample)", worst, any, "<=", 0, "")
+}
+
+// writeCollectHist writes BenchmarkCollect10kHistograms: 10,000 live
+// histogram series snapshotted and encoded on each of zerostat's outputs
+// and collected by the peers, classic beside exponential.
+func writeCollectHist(w func(string, ...any), r *results) {
+	impls := []struct{ impl, what string }{
+		{"zerostat_export", "zerostat's msgpack exporter, `Export` (snapshot + encode)"},
+		{"zerostat_otlp", "zerostat's OTLP exporter, `Export` (snapshot + protobuf)"},
+		{"zerostat_prometheus", "zerostat's Prometheus handler, protobuf exposition"},
+		{"otel", "OTel SDK `ManualReader.Collect`"},
+		{"prometheus_gather", "client_golang `Registry.Gather`"},
+		{"prometheus_proto", "client_golang `Gather` + delimited protobuf"},
+	}
+	name := func(kind, im string) string { return "Collect10kHistograms/kind=" + kind + "/impl=" + im }
+	if _, ok := r.summary(name("exphist", "zerostat_export"), "ns/op"); !ok {
+		return
+	}
+	w("## Histogram series: snapshot and encoding, classic and exponential\n\n")
+	w("10,000 live series of one histogram with 2 tags, each holding 16 values spread over 1 to 30,000 (`BenchmarkCollect10kHistograms`): `histogram16` has 16 bounds (client_golang: classic buckets), `exphist` is exponential (zerostat's `view.ExponentialDistribution(0, 0)`, the OTel SDK's `AggregationBase2ExponentialHistogram` of MaxSize 160 and MaxScale 20, client_golang's native histogram of factor 1.1 without classic buckets). Per series: one collect's time divided by 10,000.\n\n")
+	w("| impl | what | classic, per series | exponential, per series | exponential / classic | allocs/op (classic / exponential) | payload bytes (classic / exponential) |\n|---|---|---|---|---|---|---|\n")
+	for _, im := range impls {
+		c, ok1 := r.summary(name("histogram16", im.impl), "ns/op")
+		e, ok2 := r.summary(name("exphist", im.impl), "ns/op")
+		if !ok1 || !ok2 {
+			continue
+		}
+		ca, _ := r.summary(name("histogram16", im.impl), "allocs/op")
+		ea, _ := r.summary(name("exphist", im.impl), "allocs/op")
+		row := fmt.Sprintf("| %s | %s | %s%s | %s%s | %.2f× | %g / %g |", im.impl, im.what,
+			fmtNs(c.Center/1e4), pct(c), fmtNs(e.Center/1e4), pct(e), e.Center/c.Center, ca.Center, ea.Center)
+		cp, ok1 := r.summary(name("histogram16", im.impl), "payload-bytes")
+		ep, ok2 := r.summary(name("exphist", im.impl), "payload-bytes")
+		if ok1 && ok2 {
+			row += fmt.Sprintf(" %.0f / %.0f |", cp.Center, ep.Center)
+		} else {
+			row += " |"
+		}
+		w("%s\n", row)
+	}
+	w("\nAn exponential series holds its buckets from the first to the last non-empty one (about 100 at scale 3 for these values) where a classic one holds 17, so it encodes more counts.\n\n")
 }
