@@ -105,8 +105,10 @@ bench-module:
 # per-request rows of 1 and 8 counters (-count=6 for the statistics), the
 # exponential histogram's rows beside the classic one's (issue 45), one
 # export for its allocation budget (and one of 10,000 histogram series,
-# classic and exponential, on the msgpack and Prometheus outputs), and
-# records while an exporter faces each fault.
+# classic and exponential, on the msgpack and Prometheus outputs),
+# records while an exporter faces each fault, and a StatsD recording of
+# zerostat (exporter/statsd running) beside datadog-go's in its three modes
+# (issue 46).
 GATE_RECORD = BenchmarkRecord/scenario=(counter_notags|counter_2tags|histogram_2tags|8measures_8tags|recordwithtags_2mut|counter_2tags_parallel|request_1m|request_8m|exphist_2tags|exphist_2tags_parallel)/impl=(zerostat|floor|opencensus|zerostat_handle|prometheus|prometheus_handle|zerostat_new|zerostat_rwt|zerostat_ctx|opencensus_new|otel|otel_attrset|zerostat_otel|zerostat_otel_attrset)$$
 
 ## gate: run the gated benchmarks briefly and check benchmarks/gate.rules.
@@ -122,8 +124,10 @@ gate-measure:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkCollect10kHistograms/kind=(histogram16|exphist)/impl=(zerostat_export|zerostat_prometheus)$$' -benchmem -count=1 -benchtime=20x . >> out/gate.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkRecordUnderFault' -benchmem -count=6 -benchtime=100ms ./exporter >> benchmarks/out/gate.txt
 	$(GO) test -run '^$$' -bench 'Benchmark(FloorHistogram|Histogram2Tags_RecordWithOptions|Histogram2Tags_Attachments)$$' -benchmem -count=6 -benchtime=100ms ./stats >> benchmarks/out/gate.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkStatsdRecord/impl=(zerostat|datadog|datadog_agg|datadog_extagg)$$' -benchmem -count=6 -benchtime=100ms ./statsd >> out/gate.txt
 
-## bench: the full side-by-side set, -count=6 (about 26 minutes on 2 cores, 18 of them BenchmarkScale),
+## bench: the full side-by-side set, -count=6 (about 32 minutes on 2 cores, 18 of them BenchmarkScale,
+## 5 the StatsD intervals: 10 s each in real time),
 ## then docs/performance.md and docs/performance.svg from the results.
 bench:
 	@mkdir -p benchmarks/out
@@ -133,13 +137,16 @@ bench:
 	cd benchmarks && $(GO) test -run '^$$' -bench 'Collect10k' -benchmem -count=6 -benchtime=300ms . > out/collect.txt
 	cd benchmarks && $(GO) test -run '^$$' -bench 'HTTPServer|HTTPClient|RPC' -benchmem -count=6 -benchtime=300ms ./plugins > out/plugins.txt
 	$(GO) test -run '^$$' -bench . -benchmem -count=6 -benchtime=500ms ./stats > benchmarks/out/stats.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkStatsdRecord' -benchmem -count=6 -benchtime=300ms ./statsd > out/statsd.txt
+	cd benchmarks && $(GO) test -run '^$$' -bench 'BenchmarkStatsdInterval' -benchmem -count=6 -benchtime=1x -timeout 20m ./statsd >> out/statsd.txt
 	$(MAKE) bench-scale-run
 	$(MAKE) bench-collector-run
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/record.txt > out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/memory.txt out/collect.txt >> out/benchstat.txt
+	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat -col /impl out/statsd.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run golang.org/x/perf/cmd/benchstat out/encode.txt out/stats.txt >> out/benchstat.txt
 	cd benchmarks && $(GO) run ./cmd/perfdoc -out ../docs/performance.md -svg ../docs/performance.svg \
-		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt out/scale.txt out/collector.txt
+		-benchstat out/benchstat.txt out/record.txt out/memory.txt out/collect.txt out/encode.txt out/stats.txt out/plugins.txt out/statsd.txt out/scale.txt out/collector.txt
 
 ## bench-collector: the Collector comparison alone (the collector module's
 ## BenchmarkCollectorIngest, which builds and runs a real Collector, and

@@ -10,7 +10,9 @@
 //
 // With BenchmarkScale results it adds the scale section (tables, targets)
 // and docs/performance-scale.svg (cost against live series, log-log);
-// -splice writes only that section into the existing document.
+// -splice writes only that section into the existing document. With
+// benchmarks/statsd's results (out/statsd.txt) it adds the StatsD section
+// and issue 46's targets (statsd.go).
 package main
 
 import (
@@ -432,6 +434,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 	v, ok = ratio(rec("histogram_2tags_parallel", "zerostat"), rec("histogram_2tags", "zerostat"))
 	target("histogram parallel (2 cores) ≤ 0.6× single-goroutine ns/op", v, ok, "<=", 0.6, "×")
 	writeExpTargets(target, ratio, r)
+	writeStatsdTargets(target, ratio, r)
 	v, ok = ratio(rec("counter_2tags", "zerostat_otel_attrset"), rec("counter_2tags", "otel_attrset"))
 	target("OTel API on zerostat: `Add` with `WithAttributeSet` ≤ ¼ of the OTel SDK's", v, ok, "<=", 0.25, "×")
 	v, ok = ratio(rec("histogram_2tags", "zerostat_otel_attrset"), rec("histogram_2tags", "otel_attrset"))
@@ -556,6 +559,7 @@ func writeDoc(r *results, bsText []byte, svgName, scaleSVGName string) []byte {
 		}
 		w("\n`Encode/impl=zerostat` is the SDK's `Export`: snapshot *and* encode (the others only encode ready-made structs); `impl=packer` is our format and packer on the same structs, encode only.\n\n")
 	}
+	writeStatsd(w, r)
 	writePlugins(r, w)
 	writeCollector(&b, r)
 	if r.hasScale() {
