@@ -340,6 +340,8 @@ func aggName(k core.Kind) string {
 		return "LastValue"
 	case core.KindExponential:
 		return "ExponentialDistribution"
+	case core.KindSummary:
+		return "Summary"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -360,6 +362,8 @@ func total(k core.Kind, rows []*view.Row) string {
 			n += d.Count
 		case *view.ExponentialDistributionData:
 			n += d.Count
+		case *view.SummaryData:
+			n += d.Count
 		case *view.LastValueData:
 			s = d.Value
 		}
@@ -367,6 +371,8 @@ func total(k core.Kind, rows []*view.Row) string {
 	switch k {
 	case core.KindCount:
 		return strconv.FormatInt(n, 10)
+	case core.KindSummary: // summary.go
+		return strconv.FormatInt(n, 10) + " summarised"
 	case core.KindDistribution, core.KindExponential:
 		return strconv.FormatInt(n, 10) + " recorded"
 	case core.KindSum:
@@ -399,6 +405,8 @@ func rowOf(r *view.Row) rowModel {
 		rm.Value = formatFloat(d.Value)
 	case *view.LastValueData:
 		rm.Value = formatFloat(d.Value)
+	case *view.SummaryData:
+		rm.Value = summaryValue(d)
 	case *view.DistributionData:
 		b := d.Bounds()
 		rm.Dist = &distModel{

@@ -51,6 +51,8 @@ func dataColumns(kind core.Kind, nb int) int {
 		return 5 + nb
 	case core.KindExponential:
 		return wire.ExpDataLen
+	case core.KindSummary:
+		return 1 + nb // count, sum and a value per quantile (nb-1 quantiles)
 	}
 	return 1
 }
@@ -104,6 +106,12 @@ func (c *columns) add(e *encoder, kind core.Kind, isInt bool, vids []uint32, rv 
 	case core.KindExponential:
 		for c := range d {
 			d[c] = appendExpField(d[c], &rv.Exp, c)
+		}
+	case core.KindSummary:
+		d[0] = msgpack.AppendUint(d[0], rv.Count)
+		d[1] = msgpack.AppendFloat(d[1], rv.Sum)
+		for j, x := range rv.Quants {
+			d[2+j] = msgpack.AppendFloat(d[2+j], x)
 		}
 	default:
 		x := &rv.Dist

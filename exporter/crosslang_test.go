@@ -39,6 +39,8 @@ type crossRow struct {
 	ZeroCount *uint64          `json:"zero_count"`
 	Positive  *crossExpBuckets `json:"positive"`
 	Negative  *crossExpBuckets `json:"negative"`
+	// A summary's (aggregation 8): [quantile, value] pairs.
+	Quantiles [][2]float64 `json:"quantiles"`
 }
 
 // crossExpBuckets is one sign's buckets as the decoders print them.

@@ -230,7 +230,7 @@ func (e *encoder) beginView(v *core.View, st *delta.View) int {
 		}
 		b = msgpack.AppendUint(b, uint64(e.str(k)))
 	}
-	bounds := a.Bounds()
+	bounds := wireBounds(a) // a summary's quantiles (summary.go)
 	b = msgpack.AppendArrayHeader(b, uint32(len(bounds)))
 	for _, x := range bounds {
 		b = msgpack.AppendFloat(b, x)
@@ -317,6 +317,13 @@ func (e *encoder) appendRow(kind core.Kind, isInt bool, vids []uint32, rv *delta
 	case core.KindExponential:
 		for c := range wire.ExpDataLen {
 			b = appendExpField(b, &rv.Exp, c)
+		}
+	case core.KindSummary:
+		b = msgpack.AppendUint(b, rv.Count)
+		b = msgpack.AppendFloat(b, rv.Sum)
+		b = msgpack.AppendArrayHeader(b, uint32(len(rv.Quants)))
+		for _, x := range rv.Quants {
+			b = msgpack.AppendFloat(b, x)
 		}
 	default:
 		d := &rv.Dist

@@ -100,6 +100,11 @@ func (r Resource) FromEnv() (Resource, error) {
 //	UpDownSum (UpDownCounter, asynchronous) Cumulative   Cumulative   Cumulative
 //	Distribution (Histogram)                Cumulative   Delta        Delta
 //	LastValue (Gauge)                       Cumulative   Cumulative   Cumulative
+//	Summary (metric.NewSummary)             Cumulative   Cumulative   Cumulative
+//
+// A summary is never read as deltas, under Options.Temporality Delta
+// too: its quantiles cannot be subtracted, so a delta payload carries its
+// current values (aggregation 8, docs/wire-format.md).
 //
 // delta and lowmemory differ for asynchronous counters only: the otel
 // module's observable counters and metric.NewCounter (view.ObservedSum),
@@ -149,6 +154,8 @@ func TemporalityOf(p TemporalityPreference, t view.AggType) wire.Temporality {
 		k = core.KindLastValue
 	case view.AggTypeExponentialDistribution:
 		k = core.KindExponential
+	case view.AggTypeSummary:
+		k = core.KindSummary // never delta
 	}
 	if p.Delta(k) {
 		return Delta

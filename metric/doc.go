@@ -2,7 +2,10 @@
 // function reports each time a snapshot is taken, rather than values
 // recorded as they happen. They are OpenCensus's derived gauges and
 // cumulatives, Prometheus's GaugeFunc and CounterFunc, and OTel's
-// observable gauges and counters.
+// observable gauges and counters. NewSummary adds callback summaries: a
+// count, a sum and quantile values computed by the source (Prometheus's
+// summary, OTLP's Summary, OpenCensus's metricdata.Summary; runmetrics'
+// go_gc_duration_seconds is one).
 //
 //	queue := metric.MustNewGauge("app/queue_length", "Jobs waiting", stats.UnitDimensionless,
 //		[]tag.Key{keyQueue}, func(o *metric.Observer) {

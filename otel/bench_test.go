@@ -125,9 +125,9 @@ func BenchmarkHistogramVsHandle(b *testing.B) {
 // BenchmarkExemplars: Add and Record with WithAttributeSet under the
 // trace_based filter, in context.Background(), in a request's context
 // without a span (values: what trace.SpanFromContext walks),
-// in a span not sampled, and in a sampled one (a histogram then keeps an
-// exemplar; a zerostat counter keeps none), on zerostat and on the OTel
-// SDK (a ManualReader).
+// in a span not sampled, and in a sampled one (each then offers an
+// exemplar: a histogram keeps it, a counter's reservoir samples it), on
+// zerostat and on the OTel SDK (a ManualReader).
 func BenchmarkExemplars(b *testing.B) {
 	zp := zotel.NewMeterProvider(zotel.WithViewPrefix("benchex."))
 	defer zp.Shutdown(ctx)

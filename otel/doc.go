@@ -119,47 +119,65 @@
 //
 // # Exemplars
 //
-// As in the OTel SDK, a histogram measurement whose context holds a
-// sampled span (trace.SpanContextFromContext(ctx).IsSampled(): the
-// trace_based filter, the default) is kept as an exemplar of its point:
-// its value, its time and the span's trace and span ids. WithExemplarFilter
-// or OTEL_METRICS_EXEMPLAR_FILTER (always_on, always_off, trace_based; the
-// option wins) choose the filter: always_on keeps every measurement, with
-// the ids of the context's span when it holds one, sampled or not, and
-// none otherwise; always_off keeps none. Each bucket of a point keeps the
-// latest measurement the filter offered (zerostat's exemplar store, which
-// stats.WithAttachments fills too: stats.Float64Handle.RecordExemplar).
-// Counters, up-down counters, gauges and observable instruments keep
-// none (see the differences below). What each path carries:
+// As in the OTel SDK, a measurement of a synchronous instrument (counter,
+// up-down counter, histogram, gauge) whose context holds a sampled span
+// (trace.SpanContextFromContext(ctx).IsSampled(): the trace_based filter,
+// the default) is offered as an exemplar of its point: its value, its
+// time and the span's trace and span ids. WithExemplarFilter or
+// OTEL_METRICS_EXEMPLAR_FILTER (always_on, always_off, trace_based; the
+// option wins) choose the filter: always_on offers every measurement,
+// with the ids of the context's span when it holds one, sampled or not,
+// and none otherwise; always_off offers none. A point keeps what it is
+// offered as the SDK's default reservoirs do (zerostat's exemplar store,
+// which stats.WithAttachments fills too: stats.Float64Handle.RecordExemplar):
 //
-//	OTLP (exporter/otlp)          a histogram point's exemplars, one per bucket at most: time, value (as_double),
-//	                              span_id and trace_id (none without a span); in delta temporality, those
-//	                              recorded in the interval
-//	OpenMetrics (Prometheus       each _bucket line's exemplar: labels trace_id and span_id, the value, the time
-//	handler, exporter/prometheus) in seconds (a real Prometheus stores them with --enable-feature=exemplar-storage);
-//	                              the text format carries none
-//	remote write                  each _bucket series' exemplar, with the same labels, until a push carrying it
-//	(exporter/remotewrite)        is delivered
+//   - a histogram's point, per bucket, the latest measurement offered;
+//   - a counter's, an up-down counter's or a gauge's point, a reservoir
+//     of GOMAXPROCS exemplars (the SDK's FixedSizeReservoir, of the same
+//     size): each collection (an export's, a scrape's, a push's read)
+//     ends a sampling cycle, whose first offers fill its slots in order
+//     and later ones replace a slot at random with a decreasing
+//     probability, each of a cycle's n offers kept with probability
+//     k/n (Algorithm L); the slots a cycle did not reach keep theirs.
+//
+// Observable instruments and exponential histograms keep none (see the
+// differences below). What each path carries:
+//
+//	OTLP (exporter/otlp)          every point's exemplars (a histogram's one per bucket at most, a sum's or a
+//	                              gauge's its reservoir's, in slot order): time, value (as_double), span_id
+//	                              and trace_id (none without a span); in delta temporality, those recorded in
+//	                              the interval
+//	OpenMetrics (Prometheus       each _bucket line's exemplar, and on a counter's _total line the newest of
+//	handler, exporter/prometheus) its reservoir: labels trace_id and span_id, the value, the time in seconds (a
+//	                              real Prometheus stores them with --enable-feature=exemplar-storage); none on
+//	                              an up-down counter's or a gauge's line (OpenMetrics has no gauge exemplars);
+//	                              the text format carries none; the protobuf exposition as OpenMetrics
+//	remote write                  each _bucket series' exemplar, and on a counter's series its reservoir's
+//	(exporter/remotewrite)        (oldest first, one per millisecond: what Prometheus stores), with the same
+//	                              labels, until a push carrying it is delivered; none on gauges
 //	view.RetrieveData,            DistributionData.ExemplarsPerBucket: value and time, without attachments (so
-//	/debug/stats, the OpenCensus  without the span's ids)
+//	/debug/stats, the OpenCensus  without the span's ids); none for sums and gauges
 //	bridge
 //	msgpack, the Collector        none (the format has no exemplars)
 //	receiver
 //
 // TestExemplarsExported checks the OTLP and OpenMetrics output against
-// the recorded spans, TestBackendPrometheusOTelExemplars a real
-// Prometheus's /api/v1/query_exemplars, and TestExemplarConformanceWithSDK
-// the exemplars of every point against the SDK's, under each filter.
+// the recorded spans, TestBackendPrometheusOTelExemplars and
+// TestBackendPrometheusOTelCounterExemplars a real Prometheus's
+// /api/v1/query_exemplars (scraped, and by remote write), and
+// TestExemplarConformanceWithSDK the exemplars of every point against the
+// SDK's, under each filter.
 //
-// Cost, beyond what Cost below says: a histogram measurement in
-// context.Background() or context.TODO() costs two compares (of the
-// context's type word); in another context without a span, a ctx.Value
+// Cost, beyond what Cost below says: a measurement in
+// context.Background() costs one compare (of the context's type word),
+// in context.TODO() two; in another context without a span, a ctx.Value
 // lookup (trace.SpanFromContext) and a compare; none of them allocates.
 // In a span not sampled, the span's SpanContext besides; one kept as an
 // exemplar, a clock read and one allocation (the exemplar, 48 bytes), as a
-// zerostat record with attachments. Measurements of the other
-// instruments, and every measurement under always_off, never look at
-// their context (a load and a compare).
+// zerostat record with attachments (a counter's or a gauge's also takes
+// its reservoir's lock). Under always_off, and for the observable
+// instruments and exponential histograms, a measurement never reads its
+// context's values.
 //
 // # Cost
 //
@@ -172,8 +190,9 @@
 // metric.NewAddConfig first. metric.WithAttributes allocates what the API
 // allocates (the option and the set); zerostat adds nothing. The first
 // measurement of a set takes the instrument's lock and allocates its
-// handle. A histogram's measurement also reads its context's span (see
-// Exemplars). Every method is safe for concurrent use. See
+// handle. A measurement in a context other than context.Background()
+// also reads its context's span (see Exemplars). Every method is safe
+// for concurrent use. See
 // docs/performance.md for the measured costs beside the OTel SDK (with
 // WithAttributeSet, in the last run, 0.10x its time for a counter, 0.16x
 // for a histogram, whose zerostat cell dominates).
@@ -261,14 +280,18 @@
 //     measurement when a bucket was offered one in its last cycle with
 //     offers, and both keep it across cycles until a later offer (in
 //     delta temporality, only the interval's);
-//   - counters, up-down counters and gauges keep no exemplars (zerostat's
-//     sums and gauges have no exemplar storage, and their measurements
-//     never read the context); the SDK keeps a reservoir of up to
-//     GOMAXPROCS measurements per point (SimpleFixedSizeExemplarReservoir);
+//   - a counter's, an up-down counter's and a gauge's reservoir is the
+//     SDK's (the same size, the same sampling: the same exemplars, slot
+//     for slot, when a cycle has no more offers than slots; a random
+//     choice of them on each side otherwise), but its sampling cycle ends
+//     with each collection of any exporter (an OTLP export, a scrape, a
+//     remote-write push), as zerostat's exporters share one store; the
+//     SDK keeps one reservoir per reader, whose Collect ends its cycle.
+//     With one exporter the two are alike;
 //   - observable instruments keep none; under always_on the SDK keeps
 //     their observations (without a span) in a reservoir per point, as a
 //     sum's (under trace_based neither keeps any);
-//   - an int64 histogram's exemplar values go out in OTLP as as_double,
+//   - an int64 instrument's exemplar values go out in OTLP as as_double,
 //     the SDK's as as_int (the same value);
 //   - an exemplar carries no filtered attributes: the SDK's are those a
 //     view's attribute filter dropped, and zerostat has no such views;

@@ -19,15 +19,26 @@ package otel_test
 // most one measurement per bucket and cycle: every exemplar of it is
 // compared for identity.
 //
-// zerostat's counters, up-down counters and gauges keep no exemplars
-// (package documentation, Differences from the OTel SDK): the test checks
-// that they have none and that the SDK's are among the offered
-// measurements, and counts them.
+// A counter's, an up-down counter's and a gauge's point keep, on both
+// sides, a reservoir of k = GOMAXPROCS slots (the SDK's
+// FixedSizeReservoir, zerostat's core reservoir): each collection ends a
+// sampling cycle, whose first offers fill the slots in order, later ones
+// replacing a slot at random (Algorithm L). Each side is checked against
+// that model, cycle by cycle, from its own previous collection: with n
+// offers in the cycle, its first min(n, k) slots are the cycle's offers,
+// exactly the first n in order when n <= k (then the SDK's and
+// zerostat's are identical), some of them otherwise; in cumulative
+// temporality the other slots are the previous collection's, unchanged;
+// in delta temporality (counters and gauges; up-down counters stay
+// cumulative on both sides) a point holds its cycle's only. A sparse
+// counter gets at most k measurements per point and cycle, so that
+// always_on compares its exemplars for identity too.
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -205,11 +216,17 @@ func exemplarConformance(t *testing.T, f zotel.ExemplarFilter, delta bool, seed 
 	insts := newExInsts(t, sdkP.Meter("exemplars"), zsP.Meter("exemplars"))
 	sets := []attribute.Set{*attribute.EmptySet(), attribute.NewSet(attribute.String("method", "GET")),
 		attribute.NewSet(attribute.String("method", "POST"), attribute.Int("code", 500))}
+	sparseSets := []attribute.Set{*attribute.EmptySet()}
+	for _, route := range []string{"/a", "/b", "/c", "/d", "/e"} {
+		sparseSets = append(sparseSets, attribute.NewSet(attribute.String("route", route)))
+	}
 	ctxs := exContexts()
 	r := rand.New(rand.NewPCG(seed, 47))
 	off := offers{}
 	var cycleStart []int64
-	identical, sampledSDK, sumsSDK := 0, 0, 0
+	var total exCounts
+	var prev [2]expoints // the previous collection: the SDK's, zerostat's
+	var plantedH, plantedC bool
 	for cycle := range 5 {
 		cycleStart = append(cycleStart, time.Now().UnixNano())
 		measure := func(in *exInst, set attribute.Set, c exCtx, v float64) {
@@ -224,7 +241,7 @@ func exemplarConformance(t *testing.T, f zotel.ExemplarFilter, delta bool, seed 
 			}
 		}
 		for range 600 {
-			in := insts[r.IntN(len(insts)-1)] // not the sparse one
+			in := insts[r.IntN(len(insts)-2)] // not the sparse ones
 			// Mostly outside a span, as most measurements are; fewer
 			// sampled ones in later cycles, so that buckets see one offer
 			// in a cycle as well as several.
@@ -233,6 +250,15 @@ func exemplarConformance(t *testing.T, f zotel.ExemplarFilter, delta bool, seed 
 				c = ctxs[1+r.IntN(len(ctxs)-1)]
 			}
 			measure(in, sets[r.IntN(len(sets))], c, exValue(r, in))
+		}
+		// The sparse counter: at most k measurements per point and cycle
+		// (k the reservoir's size; none, sometimes), in any context, of
+		// values that are not 0 (a delta point of 0 is left out), on
+		// points of their own.
+		for _, set := range sparseSets {
+			for range r.IntN(min(reservoirSize(), 3) + 1) {
+				measure(insts[len(insts)-2], set, ctxs[r.IntN(len(ctxs))], float64(1+r.IntN(9)))
+			}
 		}
 		sparse := insts[len(insts)-1]
 		for b := range len(sparse.bounds) + 1 {
@@ -254,23 +280,32 @@ func exemplarConformance(t *testing.T, f zotel.ExemplarFilter, delta bool, seed 
 		}
 		zs := exemplarsFromOTLP(t, enc.Encode(time.Now()), prefix)
 		sdk := exemplarsFromSDK(&rm)
-		errs, n := compareExemplars(insts, sdk, zs, off, cycle, cycleStart, delta, f)
+		errs, n := compareExemplars(insts, sdk, zs, prev, off, cycle, cycleStart, delta, f)
 		if len(errs) > 0 {
 			t.Fatalf("cycle %d: %d differences, the first:\n%s", cycle, len(errs), strings.Join(errs[:min(len(errs), 8)], "\n"))
 		}
-		identical += n.identical
-		sampledSDK += n.sampled
-		sumsSDK += n.sums
-		if cycle == 0 {
-			plantDifference(t, insts, sdk, zs, off, cycleStart, delta, f)
-		}
+		total.identical += n.identical
+		total.sampled += n.sampled
+		total.sumsIdentical += n.sumsIdentical
+		total.sumsSampled += n.sumsSampled
+		h, c := plantDifference(t, insts, sdk, zs, prev, off, cycle, cycleStart, delta, f)
+		plantedH, plantedC = plantedH || h, plantedC || c
+		prev = [2]expoints{sdk, zs}
 	}
-	t.Logf("%d exemplars identical on both sides, %d histogram exemplars the SDK sampled among several offers, %d exemplars of the SDK's sums and gauges (zerostat keeps none)",
-		identical, sampledSDK, sumsSDK)
-	if f != zotel.ExemplarsAlwaysOff && identical < 20 {
-		t.Errorf("only %d exemplars compared for identity", identical)
+	if f != zotel.ExemplarsAlwaysOff && !(plantedH && plantedC) {
+		t.Errorf("differences planted in the sparse histogram: %v, in the sparse counter: %v; want both", plantedH, plantedC)
+	}
+	t.Logf("histograms: %d exemplars identical on both sides, %d the SDK sampled among several offers; "+
+		"sums and gauges (reservoirs of %d): %d exemplars identical on both sides, %d points of cycles with more offers than slots",
+		total.identical, total.sampled, reservoirSize(), total.sumsIdentical, total.sumsSampled)
+	if f != zotel.ExemplarsAlwaysOff && (total.identical < 20 || total.sumsIdentical < 5) {
+		t.Errorf("only %d histogram and %d sum exemplars compared for identity", total.identical, total.sumsIdentical)
 	}
 }
+
+// reservoirSize is the size of a sum's or a gauge's reservoir on both
+// sides: GOMAXPROCS, at least 1 (DefaultExemplarReservoirProviderSelector).
+func reservoirSize() int { return max(runtime.GOMAXPROCS(0), 1) }
 
 func newExInsts(t *testing.T, sdkM, zsM metric.Meter) []*exInst {
 	t.Helper()
@@ -282,8 +317,11 @@ func newExInsts(t *testing.T, sdkM, zsM metric.Meter) []*exInst {
 		{name: "i.counter", kind: zotel.KindCounter, isInt: true},
 		{name: "f.counter", kind: zotel.KindCounter},
 		{name: "f.updowncounter", kind: zotel.KindUpDownCounter},
+		{name: "i.updowncounter", kind: zotel.KindUpDownCounter, isInt: true},
 		{name: "i.gauge", kind: zotel.KindGauge, isInt: true},
-		{name: "f.histogram.sparse", kind: zotel.KindHistogram, bounds: advisory, sparse: true}, // last
+		// The sparse ones last.
+		{name: "i.counter.sparse", kind: zotel.KindCounter, isInt: true, sparse: true},
+		{name: "f.histogram.sparse", kind: zotel.KindHistogram, bounds: advisory, sparse: true},
 	}
 	for _, in := range insts {
 		for side, m := range []metric.Meter{sdkM, zsM} {
@@ -298,6 +336,8 @@ func newExInsts(t *testing.T, sdkM, zsM metric.Meter) []*exInst {
 				x, err = m.Int64Counter(in.name)
 			case in.kind == zotel.KindCounter:
 				x, err = m.Float64Counter(in.name)
+			case in.kind == zotel.KindUpDownCounter && in.isInt:
+				x, err = m.Int64UpDownCounter(in.name)
 			case in.kind == zotel.KindUpDownCounter:
 				x, err = m.Float64UpDownCounter(in.name)
 			default:
@@ -345,6 +385,8 @@ func recordIn(c context.Context, x any, v float64, set attribute.Set) {
 		i.Add(c, v, add)
 	case metric.Float64UpDownCounter:
 		i.Add(c, v, add)
+	case metric.Int64UpDownCounter:
+		i.Add(c, int64(v), add)
 	case metric.Int64Histogram:
 		i.Record(c, int64(v), add)
 	case metric.Float64Histogram:
@@ -366,11 +408,53 @@ func attrsKey(set attribute.Set) string {
 	return attrString(kvs)
 }
 
-type exCounts struct{ identical, sampled, sums int }
+// exCounts counts the exemplars compared: a histogram's identical on
+// both sides or sampled by the SDK among several offers; a sum's or a
+// gauge's identical (the first slots of a cycle with no more offers
+// than slots), and the points of cycles with more (sampled).
+type exCounts struct{ identical, sampled, sumsIdentical, sumsSampled int }
+
+// exsOf returns the exemplars of the point of instrument name with
+// attributes k, none when p or the point is nil.
+func (p expoints) exsOf(name, k string) []nex {
+	if pt := p[name][k]; pt != nil {
+		return pt.exs
+	}
+	return nil
+}
+
+// checkReservoir checks a reservoir's collection, got, against the model
+// (the file's comment): xs are the cycle's offers, prev the previous
+// collection's exemplars (cumulative), cycleOnly whether a collection
+// holds its cycle's offers only (delta). It returns what differs.
+func checkReservoir(got, prev, xs []nex, cycleOnly bool) []string {
+	k := reservoirSize()
+	m := min(len(xs), k) // the slots the cycle's offers fill
+	want := m
+	if !cycleOnly {
+		want = max(len(prev), m)
+	}
+	if len(got) != want {
+		return []string{fmt.Sprintf("%d exemplars; want %d (offers %v, previously %v)", len(got), want, xs, prev)}
+	}
+	var errs []string
+	for i, x := range got {
+		switch {
+		case i < m && len(xs) <= k && !x.same(xs[i]):
+			errs = append(errs, fmt.Sprintf("slot %d: %v; want the offer %v (offers %v)", i, x, xs[i], xs))
+		case i < m && !slices.ContainsFunc(xs, x.same):
+			errs = append(errs, fmt.Sprintf("slot %d: %v is not among the cycle's offers %v", i, x, xs))
+		case i >= m && !(x.same(prev[i]) && x.time == prev[i].time):
+			errs = append(errs, fmt.Sprintf("slot %d: %v; want it unchanged, %v", i, x, prev[i]))
+		}
+	}
+	return errs
+}
 
 // compareExemplars checks both sides' exemplars of the cycle against the
-// offers, as the file's comment says.
-func compareExemplars(insts []*exInst, sdk, zs expoints, off offers, cycle int, cycleStart []int64, delta bool, f zotel.ExemplarFilter) ([]string, exCounts) {
+// offers and, for reservoirs, against each side's previous collection
+// prev (nil at the first), as the file's comment says.
+func compareExemplars(insts []*exInst, sdk, zs expoints, prev [2]expoints, off offers, cycle int, cycleStart []int64, delta bool, f zotel.ExemplarFilter) ([]string, exCounts) {
 	var errs []string
 	var n exCounts
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -394,16 +478,32 @@ func compareExemplars(insts []*exInst, sdk, zs expoints, off offers, cycle int, 
 				continue
 			}
 			if in.kind != zotel.KindHistogram {
-				// zerostat keeps none; the SDK's are offered measurements.
-				if len(z.exs) > 0 {
-					bad("%s{%s}: zerostat exemplars %v on a %s", in.name, k, z.exs, z.kind)
+				// A reservoir on each side, checked against the model
+				// (checkReservoir) from that side's previous collection.
+				xs := off[in.name][k][cycle]
+				cycleOnly := delta && in.kind != zotel.KindUpDownCounter
+				var ps, pz []nex
+				if !cycleOnly {
+					ps, pz = prev[0].exsOf(in.name, k), prev[1].exsOf(in.name, k)
 				}
-				xs, _ := off.last(in.name, k, cycle, delta)
-				for _, x := range s.exs {
-					if !slices.ContainsFunc(offersOf(off, in.name, k), x.same) {
-						bad("%s{%s}: the SDK's exemplar %v was not offered (offers of the cycle %v)", in.name, k, x, xs)
+				for _, e := range checkReservoir(s.exs, ps, xs, cycleOnly) {
+					bad("%s{%s}: the SDK's %v: %s", in.name, k, s.exs, e)
+				}
+				for _, e := range checkReservoir(z.exs, pz, xs, cycleOnly) {
+					bad("%s{%s}: zerostat's %v: %s", in.name, k, z.exs, e)
+				}
+				for i, x := range z.exs[:min(len(xs), len(z.exs))] {
+					if x.time < cycleStart[cycle] {
+						bad("%s{%s}: zerostat's exemplar %d at %d, before its cycle's start %d", in.name, k, i, x.time, cycleStart[cycle])
 					}
-					n.sums++
+				}
+				switch kk := reservoirSize(); {
+				case len(xs) <= kk:
+					n.sumsIdentical += len(xs) // each side's first slots are exactly the offers
+				case in.sparse:
+					bad("%s{%s}: the sparse counter had %d offers in the cycle", in.name, k, len(xs))
+				default:
+					n.sumsSampled++
 				}
 				continue
 			}
@@ -454,60 +554,78 @@ func compareExemplars(insts []*exInst, sdk, zs expoints, off offers, cycle int, 
 				}
 			}
 		}
-		for k := range zp {
-			if sp[k] == nil {
-				if !delta || in.kind != zotel.KindGauge {
-					bad("%s{%s}: only in zerostat", in.name, k)
-				}
+		for k, z := range zp {
+			switch {
+			case sp[k] != nil:
+			case !delta || in.kind != zotel.KindGauge:
+				bad("%s{%s}: only in zerostat", in.name, k)
+			case len(z.exs) > 0: // a delta gauge not measured in the cycle
+				bad("%s{%s}: only in zerostat, with exemplars %v", in.name, k, z.exs)
 			}
 		}
 	}
 	return errs, n
 }
 
-// offersOf returns every offer of a point, of every cycle.
-func offersOf(off offers, inst, point string) []nex {
-	var out []nex
-	for _, xs := range off[inst][point] {
-		out = append(out, xs...)
-	}
-	return out
-}
-
-// plantDifference checks that compareExemplars sees a changed exemplar:
-// another span id, another value, an exemplar dropped.
-func plantDifference(t *testing.T, insts []*exInst, sdk, zs expoints, off offers, cycleStart []int64, delta bool, f zotel.ExemplarFilter) {
+// plantDifference checks that compareExemplars sees a changed exemplar
+// of the sparse histogram's (zerostat's side) and of the sparse
+// counter's (either side, two of them at least): another span id,
+// another value, an exemplar dropped, two slots swapped. It returns
+// whether it found a point with exemplars to change for each, false
+// under always_off.
+func plantDifference(t *testing.T, insts []*exInst, sdk, zs expoints, prev [2]expoints, off offers, cycle int, cycleStart []int64, delta bool, f zotel.ExemplarFilter) (histogram, counter bool) {
 	t.Helper()
 	if f == zotel.ExemplarsAlwaysOff {
-		return
+		return false, false
 	}
-	for _, plant := range []struct {
+	type plant struct {
 		name   string
+		min    int // exemplars the point needs
 		change func(*expoint)
-	}{
-		{"span id", func(p *expoint) { p.exs[0].span = "00f067aa000000ff" }},
-		{"value", func(p *expoint) { p.exs[0].value = p.exs[0].value + 1e-9 }},
-		{"dropped", func(p *expoint) { p.exs = p.exs[1:] }},
-	} {
-		pt := zs["f.histogram.sparse"]
+	}
+	plants := []plant{
+		{"span id", 1, func(p *expoint) { p.exs[0].span = "00f067aa000000ff" }},
+		{"value", 1, func(p *expoint) { p.exs[0].value = p.exs[0].value + 1e-9 }},
+		{"dropped", 1, func(p *expoint) { p.exs = p.exs[1:] }},
+		{"swapped", 2, func(p *expoint) { p.exs[0], p.exs[1] = p.exs[1], p.exs[0] }},
+	}
+	try := func(side expoints, name string, pl plant) bool {
+		pt := side[name]
 		var k string
 		found := false
 		for key, p := range pt {
-			if len(p.exs) > 0 && (!found || key < k) { // the same point each time
+			ok := len(p.exs) >= pl.min
+			if pl.name == "swapped" && ok {
+				ok = !p.exs[0].same(p.exs[1])
+			}
+			if ok && (!found || key < k) { // the same point each time
 				k, found = key, true
 			}
 		}
 		if !found {
-			t.Fatal("cycle 0 left the sparse histogram without exemplars")
+			return false
 		}
 		orig := pt[k]
 		c := *orig
 		c.exs = slices.Clone(orig.exs)
-		plant.change(&c)
+		pl.change(&c)
 		pt[k] = &c
-		if errs, _ := compareExemplars(insts, sdk, zs, off, 0, cycleStart, delta, f); len(errs) == 0 {
-			t.Errorf("a planted difference (%s) went unnoticed", plant.name)
+		if errs, _ := compareExemplars(insts, sdk, zs, prev, off, cycle, cycleStart, delta, f); len(errs) == 0 {
+			t.Errorf("cycle %d: a planted difference (%s) in %s{%s} went unnoticed", cycle, pl.name, name, k)
 		}
 		pt[k] = orig
+		return true
 	}
+	for _, pl := range plants[:3] {
+		histogram = try(zs, "f.histogram.sparse", pl) || histogram
+	}
+	n := 0
+	for _, pl := range plants {
+		for _, side := range []expoints{zs, sdk} {
+			if try(side, "i.counter.sparse", pl) {
+				n++
+			}
+		}
+	}
+	return histogram, n >= 2
 }

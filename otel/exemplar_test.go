@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,12 +239,16 @@ func TestExemplarFilter(t *testing.T) {
 }
 
 // TestExemplarsExported: a histogram keeps, per point and bucket, the
-// latest measurement made in a sampled span, with the span's ids, and
-// zerostat's OTLP encoder and Prometheus handler (OpenMetrics) write it;
-// the measurements outside a span or in one not sampled keep none, and
-// neither do counters, up-down counters and gauges (see Exemplars in the
+// latest measurement made in a sampled span, with the span's ids; a
+// counter and a gauge keep theirs in a reservoir per point (here, of at
+// least 2 slots, the first offers in order); zerostat's OTLP encoder
+// writes them all (bytes that are protobuf-go's for the message they
+// decode to), its Prometheus handler (OpenMetrics) the histogram's and
+// the counter's newest (none on a gauge's line); the measurements
+// outside a span or in one not sampled keep none (see Exemplars in the
 // package documentation).
 func TestExemplarsExported(t *testing.T) {
+	atLeastProcs(t, 2)
 	p := newProvider(t)
 	m := p.Meter("m")
 	h, _ := m.Int64Histogram("latency", metric.WithUnit("ms"), metric.WithExplicitBucketBoundaries(10, 100))
@@ -259,14 +264,25 @@ func TestExemplarsExported(t *testing.T) {
 	h.Record(in(sampledSpans[2]), 50, get) // le=100
 	h.Record(in(sampledSpans[3]), 500)     // +Inf, another point
 	c.Add(in(sampledSpans[0]), 1, get)
-	g.Record(in(sampledSpans[0]), 4, get)
+	c.Add(in(unsampled), 8, get) // not sampled: not offered
+	c.Add(in(sampledSpans[1]), 2, get)
+	c.Add(ctx, 4, get) // no span
+	g.Record(in(sampledSpans[2]), 4, get)
 	after := time.Now()
 
 	enc, err := otlp.NewEncoder(otlp.Cumulative, exporter.Resource{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := exemplarsFromOTLP(t, enc.Encode(time.Now()), p.ViewName(""))
+	body := enc.Encode(time.Now())
+	got := exemplarsFromOTLP(t, body, p.ViewName(""))
+	var req colpb.ExportMetricsServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	if canon, err := (proto.MarshalOptions{Deterministic: true}).Marshal(&req); err != nil || string(canon) != string(body) {
+		t.Errorf("zerostat's %d bytes are not protobuf-go's %d for the message they decode to (%v)", len(body), len(canon), err)
+	}
 	want := func(sc trace.SpanContext, v float64) nex {
 		tr, sp := ids(sc)
 		return nex{trace: tr, span: sp, value: v}
@@ -277,8 +293,8 @@ func TestExemplarsExported(t *testing.T) {
 	}{
 		{"latency", "method=STRING:GET", []nex{want(sampledSpans[1], 10), want(sampledSpans[2], 50)}},
 		{"latency", "", []nex{want(sampledSpans[3], 500)}},
-		{"requests", "method=STRING:GET", nil},
-		{"level", "method=STRING:GET", nil},
+		{"requests", "method=STRING:GET", []nex{want(sampledSpans[0], 1), want(sampledSpans[1], 2)}},
+		{"level", "method=STRING:GET", []nex{want(sampledSpans[2], 4)}},
 	} {
 		pt := got[tc.metric][tc.attrs]
 		if pt == nil {
@@ -295,8 +311,9 @@ func TestExemplarsExported(t *testing.T) {
 		}
 	}
 
-	// OpenMetrics: the same exemplars on the bucket lines, none on the
-	// counter's (zerostat's sums keep none).
+	// OpenMetrics: the same exemplars on the bucket lines, the counter's
+	// newest on its _total line, none on the gauge's (OpenMetrics has no
+	// gauge exemplars).
 	name := strings.ReplaceAll(p.ViewName("latency"), ".", "_") + "_milliseconds_bucket"
 	om := string(prometheus.NewHandler(prometheus.Options{}).AppendFormat(nil, prometheus.FormatOpenMetrics))
 	var lines []string
@@ -321,16 +338,38 @@ func TestExemplarsExported(t *testing.T) {
 		name+`{method="GET",le="100.0"} 5 # {trace_id="4bf92f35000000000000000000000301",span_id="00f067aa00000003"} 50.0`,
 		name+`{method="GET",le="+Inf"} 5`,
 	)
-	if counter := strings.ReplaceAll(p.ViewName("requests"), ".", "_") + "_total"; !strings.Contains(om, counter+`{method="GET"} 1.0`+"\n") {
-		t.Errorf("OpenMetrics lacks %s without an exemplar:\n%s", counter, om)
+	counter := strings.ReplaceAll(p.ViewName("requests"), ".", "_") + "_total"
+	prefix := counter + `{method="GET"} 15.0 # {trace_id="4bf92f35000000000000000000000201",span_id="00f067aa00000002"} 2.0 `
+	line := ""
+	for l := range strings.SplitSeq(om, "\n") {
+		if strings.HasPrefix(l, counter+"{") {
+			line = l
+		}
+	}
+	if sec, err := strconv.ParseFloat(strings.TrimPrefix(line, prefix), 64); !strings.HasPrefix(line, prefix) || err != nil ||
+		sec < float64(before.UnixNano())/1e9-1e-3 || sec > float64(after.UnixNano())/1e9+1e-3 {
+		t.Errorf("OpenMetrics counter line %q; want %q and the record's time", line, prefix)
+	}
+	if gauge := strings.ReplaceAll(p.ViewName("level"), ".", "_"); !strings.Contains(om, gauge+`{method="GET"} 4.0`+"\n") {
+		t.Errorf("OpenMetrics lacks %s without an exemplar:\n%s", gauge, om)
+	}
+}
+
+// atLeastProcs raises GOMAXPROCS to n for the test, when it is lower: a
+// reservoir made meanwhile has n slots at least (the SDK's size), so a
+// test's first n offers to a point are all kept, in order.
+func atLeastProcs(t *testing.T, n int) {
+	if was := runtime.GOMAXPROCS(0); was < n {
+		runtime.GOMAXPROCS(n)
+		t.Cleanup(func() { runtime.GOMAXPROCS(was) })
 	}
 }
 
 // TestExemplarAllocs: a measurement outside a span, in a span not
-// sampled, or under always_off allocates nothing; one kept as a
-// histogram's exemplar allocates the exemplar (48 bytes), as a record
-// with attachments does in zerostat's core; a counter's in a sampled
-// span, which keeps none, allocates nothing.
+// sampled, or under always_off allocates nothing; one kept as an
+// exemplar (a histogram's, a counter's or a gauge's) allocates the
+// exemplar (48 bytes), as a record with attachments does in zerostat's
+// core.
 func TestExemplarAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocations differ under -race")
@@ -345,6 +384,8 @@ func TestExemplarAllocs(t *testing.T) {
 		p := newProvider(t, zotel.WithViewPrefix(fmt.Sprintf("%s.%s.", t.Name(), f)), zotel.WithExemplarFilter(f))
 		m := p.Meter("m")
 		c, _ := m.Int64Counter("c")
+		ud, _ := m.Float64UpDownCounter("ud")
+		g, _ := m.Int64Gauge("g")
 		h, _ := m.Float64Histogram("h")
 		ih, _ := m.Int64Histogram("ih")
 		kept := 0.0
@@ -360,10 +401,16 @@ func TestExemplarAllocs(t *testing.T) {
 			fn   func()
 			want float64
 		}{
-			{"counter no span", func() { c.Add(ctx, 1, opt...) }, 0},
-			{"counter unsampled", func() { c.Add(inUnsampled, 1, opt...) }, 0},
-			{"counter sampled", func() { c.Add(in, 1, opt...) }, 0},
-			{"counter no attributes sampled", func() { c.Add(in, 1) }, 0},
+			{"counter no span", func() { c.Add(ctx, 1, opt...) }, on},
+			{"counter values no span", func() { c.Add(values, 1, opt...) }, on},
+			{"counter TODO", func() { c.Add(context.TODO(), 1, opt...) }, on},
+			{"counter unsampled", func() { c.Add(inUnsampled, 1, opt...) }, on},
+			{"counter sampled", func() { c.Add(in, 1, opt...) }, kept},
+			{"counter no attributes sampled", func() { c.Add(in, 1) }, kept},
+			{"updowncounter no span", func() { ud.Add(values, -1, opt...) }, on},
+			{"updowncounter sampled", func() { ud.Add(in, -1, opt...) }, kept},
+			{"gauge no span", func() { g.Record(values, 3, ropt...) }, on},
+			{"gauge sampled", func() { g.Record(in, 3, ropt...) }, kept},
 			{"histogram no span", func() { h.Record(ctx, 12, ropt...) }, on},
 			{"histogram values no span", func() { h.Record(values, 12, ropt...) }, on},
 			{"histogram nil context", func() { h.Record(nil, 12, ropt...) }, on}, //nolint:staticcheck // the API allows it
@@ -385,6 +432,15 @@ func TestExemplarAllocs(t *testing.T) {
 			})
 			if r.AllocedBytesPerOp() != 48 {
 				t.Errorf("histogram sampled: %d B/op; want 48 (the exemplar)", r.AllocedBytesPerOp())
+			}
+			r = testing.Benchmark(func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Add(in, 1, opt...)
+				}
+			})
+			if r.AllocedBytesPerOp() != 48 {
+				t.Errorf("counter sampled: %d B/op; want 48 (the exemplar)", r.AllocedBytesPerOp())
 			}
 		}
 	}

@@ -71,11 +71,12 @@ type inst struct {
 	// for the exemplar filter. plain is the span type word of the
 	// measurements recorded without an exemplar (plainTab(filter, kind)):
 	// nil for every one (always_off, and the kinds that keep no
-	// exemplars: then nothing more is read); under trace_based the no-op
-	// span's, which trace.SpanFromContext returns for a context without a
-	// span (see measure). bg and todo are the context type words a
-	// measurement skips even that look for (ctxTabs: under trace_based,
-	// context.Background()'s and context.TODO()'s; see mayHoldSpan).
+	// exemplars, the observable ones: then nothing more is read); under
+	// trace_based the no-op span's, which trace.SpanFromContext returns
+	// for a context without a span (see measure). bg and todo are the
+	// context type words a measurement skips even that look for, checked
+	// first (ctxTabs: but under always_on, context.Background()'s and
+	// context.TODO()'s; see mayHoldSpan).
 	plain    unsafe.Pointer
 	bg, todo unsafe.Pointer
 	fm       *stats.Float64Measure // the measure (Float64 instruments)

@@ -50,7 +50,7 @@ var (
 func (c *syncInst[N]) Add(ctx context.Context, incr N, opts ...metric.AddOption) {
 	if h, ok := oneSetHash(opts, addOptTab); ok {
 		if e := c.i.find(h); e != nil {
-			if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+			if c.i.mayHoldSpan(&ctx) && c.i.plain != nil {
 				measure(ctx, c.i, e, incr)
 				return
 			}
@@ -59,7 +59,7 @@ func (c *syncInst[N]) Add(ctx context.Context, incr N, opts ...metric.AddOption)
 		}
 	}
 	if e := c.i.lookup(addSet(opts)); e != nil {
-		if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+		if c.i.mayHoldSpan(&ctx) && c.i.plain != nil {
 			measure(ctx, c.i, e, incr)
 			return
 		}
@@ -72,7 +72,7 @@ func (c *syncInst[N]) Add(ctx context.Context, incr N, opts ...metric.AddOption)
 func (c *syncInst[N]) Record(ctx context.Context, v N, opts ...metric.RecordOption) {
 	if h, ok := oneSetHash(opts, recOptTab); ok {
 		if e := c.i.find(h); e != nil {
-			if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+			if c.i.mayHoldSpan(&ctx) && c.i.plain != nil {
 				measure(ctx, c.i, e, v)
 				return
 			}
@@ -81,7 +81,7 @@ func (c *syncInst[N]) Record(ctx context.Context, v N, opts ...metric.RecordOpti
 		}
 	}
 	if e := c.i.lookup(recordSet(opts)); e != nil {
-		if c.i.plain != nil && c.i.mayHoldSpan(ctx) {
+		if c.i.mayHoldSpan(&ctx) && c.i.plain != nil {
 			measure(ctx, c.i, e, v)
 			return
 		}

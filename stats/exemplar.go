@@ -33,23 +33,28 @@ func (sc SpanContext) SpanIDs() ([16]byte, [8]byte) { return sc.TraceID, sc.Span
 // the time of the call, in each Distribution view over the measure
 // (view.DistributionData.ExemplarsPerBucket, which shows it without
 // attachments; exporters write the ids as OpenMetrics, OTLP and remote
-// write exemplars); views of other kinds only record v. It is what
-// RecordWithOptions with a span context does, for a handle: no context,
-// no attachments map, no tag lookup. zerostat's otel MeterProvider calls
-// it for a measurement its exemplar filter offers.
+// write exemplars). It is what RecordWithOptions with a span context
+// does, for a handle: no context, no attachments map, no tag lookup.
+// Unlike RecordWithOptions, it also offers v to the exemplar reservoir
+// of its series in each Count, Sum and LastValue view over the measure,
+// as the OTel SDK's default reservoir for sums and gauges (GOMAXPROCS
+// slots, reservoir sampling, a collection ending each sampling cycle;
+// exporters write them as OTLP exemplars, a counter's in OpenMetrics and
+// remote write); exponential views only record v. zerostat's otel
+// MeterProvider calls it for a measurement its exemplar filter offers.
 //
 // Cost: Record's, the load of the handle's state and a kind check per
-// view, and for the Distribution views one allocation (the exemplar, 48
-// bytes), a clock read, and per view a bucket search and an atomic store
-// (core.Bound.KeepExemplar). Safe for concurrent use: of exemplars kept
-// in one bucket at once, one wins.
+// view, and for the views that keep exemplars one allocation (the
+// exemplar, 48 bytes), a clock read, and per view a bucket search and an
+// atomic store, or the reservoir's mutex (core.Bound.KeepExemplar). Safe
+// for concurrent use: of exemplars kept in one bucket at once, one wins.
 func (h *Int64Handle) RecordExemplar(v int64, sc SpanContext) {
 	b := bound(unsafe.Pointer(h))
 	b.RecordInt(v)
 	b.KeepExemplar(float64(v), sc.TraceID, sc.SpanID)
 }
 
-// RecordExemplar records v and keeps it as its bucket's exemplar; see
+// RecordExemplar records v and keeps it as an exemplar; see
 // Int64Handle.RecordExemplar.
 func (h *Float64Handle) RecordExemplar(v float64, sc SpanContext) {
 	b := bound(unsafe.Pointer(h))

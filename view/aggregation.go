@@ -20,9 +20,12 @@ const (
 	// AggTypeExponentialDistribution is the base-2 exponential histogram,
 	// see ExponentialDistribution. Not in OpenCensus.
 	AggTypeExponentialDistribution
+	// AggTypeSummary is an observed summary (count, sum and quantile
+	// values set by a callback), see Summary. Not in OpenCensus.
+	AggTypeSummary
 )
 
-var aggTypeName = [...]string{"None", "Count", "Sum", "Distribution", "LastValue", "ExponentialDistribution"}
+var aggTypeName = [...]string{"None", "Count", "Sum", "Distribution", "LastValue", "ExponentialDistribution", "Summary"}
 
 // String returns the type's name ("Count", "Distribution").
 func (t AggType) String() string {
@@ -44,6 +47,8 @@ func (t AggType) kind() core.Kind {
 		return core.KindLastValue
 	case AggTypeExponentialDistribution:
 		return core.KindExponential
+	case AggTypeSummary:
+		return core.KindSummary
 	}
 	return 0
 }
@@ -76,6 +81,9 @@ type Aggregation struct {
 	// default (DefaultExponentialMaxSize, DefaultExponentialMaxScale).
 	// See ExponentialDistribution. Not in OpenCensus.
 	MaxSize, MaxScale int32
+	// Quantiles, for a summary, are the quantiles its rows give a value
+	// of, increasing, in [0, 1]. See Summary. Not in OpenCensus.
+	Quantiles []float64
 }
 
 var (

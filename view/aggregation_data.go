@@ -7,7 +7,8 @@ import (
 )
 
 // AggregationData is the aggregated value of one row: *CountData, *SumData,
-// *DistributionData, *LastValueData or *ExponentialDistributionData.
+// *DistributionData, *LastValueData, *ExponentialDistributionData or
+// *SummaryData.
 type AggregationData interface {
 	isAggregationData() bool
 	equal(other AggregationData) bool
@@ -190,6 +191,8 @@ func ClearStart(data AggregationData) {
 	case *DistributionData:
 		d.Start = time.Time{}
 	case *ExponentialDistributionData:
+		d.Start = time.Time{}
+	case *SummaryData:
 		d.Start = time.Time{}
 	}
 }

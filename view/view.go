@@ -149,6 +149,12 @@ func (v *View) canonicalize() error {
 		}
 		return nil
 	}
+	if v.Aggregation.Type == AggTypeSummary {
+		if err := core.CheckQuantiles(v.Aggregation.Quantiles); err != nil {
+			return fmt.Errorf("view %q: cannot register: summary %w", v.Name, err)
+		}
+		return nil
+	}
 	if v.Aggregation.Type != AggTypeDistribution {
 		return nil
 	}
@@ -194,6 +200,7 @@ func (a *View) same(b *View) bool {
 		a.Aggregation.Observed == b.Aggregation.Observed &&
 		slices.Equal(a.Aggregation.Buckets, b.Aggregation.Buckets) &&
 		(a.Aggregation.Type != AggTypeExponentialDistribution || sameExp(a.Aggregation, b.Aggregation)) &&
+		(a.Aggregation.Type != AggTypeSummary || slices.Equal(a.Aggregation.Quantiles, b.Aggregation.Quantiles)) &&
 		slices.EqualFunc(a.TagKeys, b.TagKeys, func(x, y tag.Key) bool { return x.Name() == y.Name() }))
 }
 
@@ -223,7 +230,8 @@ type registered struct {
 //
 // Invalid: a nil *View, a nil Measure or Aggregation, an unknown aggregation
 // type, an empty or over-255-byte or non-printable name, an invalid or
-// repeated tag key, a negative, non-finite or repeated bucket bound.
+// repeated tag key, a negative, non-finite or repeated bucket bound, a
+// summary quantile that is NaN, outside 0..1, repeated or not increasing.
 //
 // Set-up cost (a lock, allocations); safe for concurrent use.
 func Register(views ...*View) error { return defaultWorker.Register(views...) }
@@ -275,12 +283,22 @@ func (w *worker) Register(views ...*View) error {
 				return err // canonicalize checked them
 			}
 		}
+		// A summary's rows are set whole by its callback (metric.NewSummary):
+		// records of its measure do not reach it (it is not subscribed).
+		summary := v.Aggregation.Type == AggTypeSummary
+		if summary {
+			if err := r.agg.SetQuantiles(v.Aggregation.Quantiles); err != nil {
+				return err // canonicalize checked them
+			}
+		}
 		_, isInt := m.(*stats.Int64Measure)
 		if isInt {
 			r.agg.IntegerSums()
 		}
 		w.views[v.Name] = r
-		w.subscribe(r.measure.Name, r.agg)
+		if !summary {
+			w.subscribe(r.measure.Name, r.agg)
+		}
 		if !w.isDefault {
 			continue
 		}
@@ -289,7 +307,9 @@ func (w *worker) Register(views ...*View) error {
 			Observed: v.Aggregation.Observed && v.Aggregation.Type == AggTypeSum}
 		r.core.Help = promname.MetricOf(r.core).Help
 		core.AddView(r.core)
-		r.measure.Subscribe(r.agg)
+		if !summary {
+			r.measure.Subscribe(r.agg)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -505,6 +525,8 @@ func (r *registered) aggData(s *core.Series) AggregationData {
 		return &LastValueData{Value: s.ReadLast()}
 	case core.KindExponential:
 		return expData(s)
+	case core.KindSummary:
+		return summaryData(r.agg, s)
 	}
 	d := &DistributionData{
 		CountPerBucket: make([]int64, len(r.bounds)+1),

@@ -46,8 +46,6 @@ type rmDifference struct{ what, why string }
 // TestRunmetricsMatchClientGolang fails on any other difference, and on a
 // listed one that no longer exists.
 var runmetricsDifferences = map[string]rmDifference{
-	"go_gc_duration_seconds": {"type", "a histogram (per GC cycle pause, _sum and _count client_golang's), " +
-		"not a summary: zerostat's views have no summary, and quantiles as gauges with a quantile label fail promtool check metrics"},
 	"go_memstats_alloc_bytes": {"absent", "the gauge would share its OpenMetrics family name with go_memstats_alloc_bytes_total " +
 		"(two HELP lines, as client_golang's OpenMetrics output has); its value is go_memstats_heap_alloc_bytes'"},
 	"go_sched_latencies_seconds":       {"buckets", "runmetrics' bounds (1 µs to 10 s), not client_golang's powers of 10 of the runtime's buckets"},
@@ -206,6 +204,11 @@ func diffFamilies(ours, theirs, all families) []string {
 		if o.GetType() == dto.MetricType_HISTOGRAM && ref.GetType() == dto.MetricType_HISTOGRAM && !slices.Equal(bounds(o), bounds(ref)) {
 			found[name] = "buckets"
 		}
+		if o.GetType() == dto.MetricType_SUMMARY && ref.GetType() == dto.MetricType_SUMMARY {
+			if a, b := quantiles(o), quantiles(ref); !slices.Equal(a, b) {
+				probs = append(probs, fmt.Sprintf("%s: quantiles %v; client_golang %v", name, a, b))
+			}
+		}
 	}
 	for name, what := range found {
 		if d, ok := runmetricsDifferences[name]; !ok || d.what != what {
@@ -221,8 +224,21 @@ func diffFamilies(ours, theirs, all families) []string {
 	return probs
 }
 
+// quantiles lists a summary family's quantiles (its "quantile" labels),
+// one list per series, flattened.
+func quantiles(mf *dto.MetricFamily) []float64 {
+	var qs []float64
+	for _, m := range mf.Metric {
+		for _, q := range m.GetSummary().GetQuantile() {
+			qs = append(qs, q.GetQuantile())
+		}
+	}
+	return qs
+}
+
 // values returns the value of a family's one series: a counter's or a
-// gauge's, a summary's or a histogram's count and sum.
+// gauge's, a histogram's count and sum, a summary's count, sum and the
+// value of each quantile.
 func values(mf *dto.MetricFamily) []float64 {
 	if len(mf.Metric) != 1 {
 		return nil
@@ -234,7 +250,11 @@ func values(mf *dto.MetricFamily) []float64 {
 	case m.Gauge != nil:
 		return []float64{m.Gauge.GetValue()}
 	case m.Summary != nil:
-		return []float64{float64(m.Summary.GetSampleCount()), m.Summary.GetSampleSum()}
+		vs := []float64{float64(m.Summary.GetSampleCount()), m.Summary.GetSampleSum()}
+		for _, q := range m.Summary.Quantile {
+			vs = append(vs, q.GetValue())
+		}
+		return vs
 	case m.Histogram != nil:
 		return []float64{float64(m.Histogram.GetSampleCount()), m.Histogram.GetSampleSum()}
 	}
@@ -245,9 +265,10 @@ func values(mf *dto.MetricFamily) []float64 {
 // client_golang's read just before (a) and just after (b): exactly for
 // rmExact's families (which must then be equal in a and b too: otherwise
 // the process changed between the scrapes, and the caller retries), and
-// within [min(a, b), max(a, b)] for the others; a sum of float seconds to
-// 1e-9 of its value (client_golang's is the runtime's integer nanoseconds
-// converted once, runmetrics' the sum of each cycle's).
+// within [min(a, b), max(a, b)] for the others, a histogram's sum to
+// 1e-9 of its value. go_gc_duration_seconds is exact: its count, sum
+// and each quantile's value (runmetrics sets the summary from
+// debug.ReadGCStats as client_golang does).
 func diffValues(a, ours, b families) []string {
 	var probs []string
 	for _, name := range slices.Sorted(maps.Keys(a)) {
@@ -269,7 +290,7 @@ func diffValues(a, ours, b families) []string {
 			if rmExact[name] {
 				if va[i] != vb[i] {
 					probs = append(probs, fmt.Sprintf("%s: client_golang's changed between its scrapes (%v, %v): not settled", name, va[i], vb[i]))
-				} else if math.Abs(vo[i]-va[i]) > tol {
+				} else if vo[i] != va[i] {
 					probs = append(probs, fmt.Sprintf("%s: %v; client_golang %v", name, vo[i], va[i]))
 				}
 				continue
@@ -445,6 +466,13 @@ func TestRunmetricsComparisonCatchesDifferences(t *testing.T) {
 		{"absent", func(f families) { delete(f, "process_max_fds") }, "process_max_fds: absent"},
 		{"extra", func(f families) { f["go_made_up"] = f["go_threads"] }, "go_made_up"},
 		{"listed gone", func(f families) { f["go_memstats_alloc_bytes"] = theirs["go_memstats_alloc_bytes"] }, "go_memstats_alloc_bytes: listed"},
+		{"summary type", func(f families) { f["go_gc_duration_seconds"].Type = dto.MetricType_HISTOGRAM.Enum() }, "go_gc_duration_seconds: type differs"},
+		{"summary help", func(f families) { f["go_gc_duration_seconds"].Help = new("A summary.") }, "go_gc_duration_seconds: HELP"},
+		{"quantile label", func(f families) { f["go_gc_duration_seconds"].Metric[0].Summary.Quantile[1].Quantile = new(0.3) }, "go_gc_duration_seconds: quantiles"},
+		{"quantile dropped", func(f families) {
+			s := f["go_gc_duration_seconds"].Metric[0].Summary
+			s.Quantile = s.Quantile[:4]
+		}, "go_gc_duration_seconds: quantiles"},
 	}
 	for _, p := range plant {
 		ours := parseOurs(t, text)
@@ -464,6 +492,40 @@ func TestRunmetricsComparisonCatchesDifferences(t *testing.T) {
 			t.Errorf("planted value: got %q; want a line starting %q", probs, want)
 		}
 	}
+	// go_gc_duration_seconds: client_golang's own summary with one
+	// quantile's value, then its sum, then its count moved by the least
+	// step: each is reported (the summary is compared exactly).
+	for i, edit := range []func(s *dto.Summary){
+		func(s *dto.Summary) { s.Quantile[2].Value = new(math.Nextafter(s.Quantile[2].GetValue(), 1)) },
+		func(s *dto.Summary) { s.SampleSum = new(math.Nextafter(s.GetSampleSum(), 1)) },
+		func(s *dto.Summary) { s.SampleCount = new(s.GetSampleCount() + 1) },
+	} {
+		ours := parseOurs(t, text)
+		ours["go_gc_duration_seconds"] = cloneFamily(t, theirs["go_gc_duration_seconds"])
+		if probs := diffValues(theirs, ours, theirs); slices.ContainsFunc(probs, func(s string) bool { return strings.HasPrefix(s, "go_gc_duration_seconds: ") }) {
+			t.Fatalf("client_golang's own summary reported: %q", probs)
+		}
+		edit(ours["go_gc_duration_seconds"].Metric[0].Summary)
+		probs := diffValues(theirs, ours, theirs)
+		if !slices.ContainsFunc(probs, func(s string) bool { return strings.HasPrefix(s, "go_gc_duration_seconds: ") }) {
+			t.Errorf("planted summary value %d: got %q; want a go_gc_duration_seconds line", i, probs)
+		}
+	}
+}
+
+// cloneFamily returns a deep copy of mf (through its text form).
+func cloneFamily(t *testing.T, mf *dto.MetricFamily) *dto.MetricFamily {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs[mf.GetName()]
 }
 
 // TestRunmetricsPromtool checks runmetrics' text exposition with
@@ -482,19 +544,20 @@ func TestRunmetricsPromtool(t *testing.T) {
 	runtime.GC() // a GC cycle in each GC histogram
 	h := zprom.NewHandler(zprom.Options{})
 	text := runtimeBlocks(h.AppendFormat(nil, zprom.FormatText))
-	if !bytes.Contains(text, []byte("\ngo_gc_duration_seconds_count ")) || !bytes.Contains(text, []byte("# TYPE go_info gauge")) {
-		t.Fatalf("exposition lacks runmetrics' families:\n%s", text)
+	for _, want := range []string{"# TYPE go_info gauge", "# TYPE go_gc_duration_seconds summary", "\ngo_gc_duration_seconds{quantile=\"0.0\"} ",
+		"\ngo_gc_duration_seconds{quantile=\"0.5\"} ", "\ngo_gc_duration_seconds{quantile=\"1.0\"} ", "\ngo_gc_duration_seconds_sum ", "\ngo_gc_duration_seconds_count "} {
+		if !bytes.Contains(text, []byte(want)) {
+			t.Fatalf("exposition lacks %q:\n%s", want, text)
+		}
 	}
 	if out, err := promtoolCheck(promtool, text); err != nil || len(out) != 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-	// The form not taken for go_gc_duration_seconds: its quantiles as
-	// gauges (zerostat's views have no summary) fail the same check.
-	gauges := "# HELP go_gc_duration_seconds A summary.\n# TYPE go_gc_duration_seconds gauge\n" +
-		"go_gc_duration_seconds{quantile=\"0.5\"} 0.001\n" +
-		"# HELP go_gc_duration_seconds_sum A summary.\n# TYPE go_gc_duration_seconds_sum gauge\ngo_gc_duration_seconds_sum 0.002\n"
-	if out, err := promtoolCheck(promtool, []byte(gauges)); err == nil || !bytes.Contains(out, []byte(`"quantile" label`)) {
-		t.Errorf("promtool accepts go_gc_duration_seconds as gauges with a quantile label (%v, %s): runmetrics' doc gives that as the reason for a histogram", err, out)
+	// promtool does check a summary: the same family with a "quantile"
+	// label on a gauge fails.
+	gauges := bytes.Replace(text, []byte("# TYPE go_gc_duration_seconds summary"), []byte("# TYPE go_gc_duration_seconds gauge"), 1)
+	if out, err := promtoolCheck(promtool, gauges); err == nil || !bytes.Contains(out, []byte(`"quantile" label`)) {
+		t.Errorf("promtool accepts go_gc_duration_seconds as a gauge with a quantile label (%v, %s): the check above would not see a broken summary", err, out)
 	}
 
 	om := h.AppendFormat(nil, zprom.FormatOpenMetrics)

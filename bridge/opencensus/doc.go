@@ -36,8 +36,12 @@
 // CumulativeDistribution (an exponential distribution too: see
 // Exponential distributions), GaugeInt64 or GaugeFloat64 for a LastValue and
 // for an UpDownSum (a sum that may go down, which OpenCensus has not: a
-// gauge of its total, never a counter, as zerostat's exporters show it);
-// the
+// gauge of its total, never a counter, as zerostat's exporters show it),
+// Summary for a summary (view.Summary, metric.NewSummary: a
+// metricdata.Summary point of its count, sum and quantiles, each
+// quantile q under the percentile q×100, as OpenCensus's summaries key
+// them; OpenCensus's Prometheus exporter v0.4.2 drops summaries, its
+// TODO); the
 // view's tag keys, sorted, as label keys, a row's missing tag as an absent
 // label value; per row one time series with the row's start time and one
 // point at the read time. A distribution carries its bounds, bucket
@@ -136,6 +140,8 @@
 //     counts keep its own bucket rule: OpenCensus's types cannot say so.
 //     An ExponentialDistribution is a Distribution whose bounds are its
 //     rows' bucket edges at one scale (see Exponential distributions).
+//     A Summary is not reported: OpenCensus's view.Data has no summary
+//     (the producer publishes it, as OpenCensus's metricdata.Summary).
 //   - Start: when the view was registered, the same every period; End:
 //     the report's time.
 //   - Rows: cumulative since the view was registered; a view without rows

@@ -165,6 +165,9 @@ func unit(v *view.View) metricdata.Unit {
 // metricType is OpenCensus's getType of the aggregation v is published
 // as (ocAggType); ok is false for an aggregation OpenCensus does not know.
 func metricType(v *view.View) (t metricdata.Type, ok bool) {
+	if v.Aggregation.Type == view.AggTypeSummary { // not an OpenCensus aggregation, but a metric type (summary.go)
+		return metricdata.TypeSummary, true
+	}
 	_, isInt := v.Measure.(*stats.Int64Measure)
 	switch ocAggType(v.Aggregation) {
 	case ocview.AggTypeCount:
@@ -300,6 +303,8 @@ func point(d view.AggregationData, typ metricdata.Type, now time.Time) metricdat
 			BucketOptions:         &metricdata.BucketOptions{Bounds: d.Bounds()},
 			Buckets:               buckets,
 		})
+	case *view.SummaryData:
+		return summaryPoint(d, now)
 	case *view.ExponentialDistributionData:
 		// The row's own buckets, at its own scale (a point carries its
 		// bounds).

@@ -74,7 +74,7 @@ type tableLine struct {
 // nil: all) and a count of the others.
 func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 	lines := []tableLine{{left: "VIEW [UNIT]", cells: []string{"VALUE"}}, {indent: 2, left: "TAGS"}}
-	hidden, dists := 0, false
+	hidden, dists, summaries := 0, false, false
 	for i := range p.Views {
 		v := &p.Views[i]
 		if show != nil && !show(v.Name) {
@@ -95,6 +95,9 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 		case dist:
 			name.cells = distHeadings
 			dists = true
+		case v.Aggregation == wire.Summary: // summary.go
+			name.cells = summaryHeadings
+			summaries = true
 		case len(v.Rows) == 1 && v.Overflow == nil && formatTags(v.Keys, v.Rows[0].Values) == "-":
 			name.cells = rowCells(v, &v.Rows[0], nil) // the value on the view's line
 			lines = append(lines, name)
@@ -105,7 +108,7 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 		rows := sortedRows(v)
 		for _, i := range rows[:min(len(rows), maxTableRows)] {
 			r := &v.Rows[i]
-			lines = append(lines, tableLine{indent: 2, left: formatTags(v.Keys, r.Values), breaks: ",", cells: rowCells(v, r, expAt(v, i))})
+			lines = append(lines, tableLine{indent: 2, left: formatTags(v.Keys, r.Values), breaks: ",", cells: cellsAt(v, i)})
 		}
 		if more := len(rows) - maxTableRows; more > 0 {
 			lines = append(lines, tableLine{indent: 2, left: fmt.Sprintf("(%d more rows: -format json prints every row)", more)})
@@ -117,6 +120,9 @@ func writePayloadTable(w io.Writer, p *wire.Payload, show func(string) bool) {
 	writeLines(w, lines)
 	if dists {
 		fmt.Fprintln(w, legend)
+	}
+	if summaries {
+		fmt.Fprintln(w, summaryLegend)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(w, "(%d more views: /metrics, /snapshot and /debug/stats show every view)\n", hidden)
@@ -447,13 +453,14 @@ func wrapHeader(h string) string {
 //     bounds and starts, and the same rows (tag values, and every value
 //     the wire carries: counts, sums, last values, min, max, sum of
 //     squared deviations, bucket counts, an exponential distribution's
-//     scale, zero count and buckets; the overflow row; row starts),
+//     scale, zero count and buckets, a summary's quantile values; the
+//     overflow row; row starts),
 //     compared exactly, not as printed. Only the end time and sequence
 //     number differ. A NaN is never equal, so such a snapshot is printed.
 //   - delta: p carries nothing recorded since the previous export: every
 //     row of its count, sum and distribution views has a zero count and a
-//     zero sum, and its last-value and up-down-sum views (totals, not
-//     deltas) are identical to prev's as above.
+//     zero sum, and its last-value, up-down-sum and summary views
+//     (totals, not deltas) are identical to prev's as above.
 func repeats(prev, p *wire.Payload, show func(string) bool) bool {
 	if prev == nil || !whole(prev) || !whole(p) || prev.Temporality != p.Temporality ||
 		!reflect.DeepEqual(prev.Resource, p.Resource) {
@@ -477,13 +484,13 @@ func repeats(prev, p *wire.Payload, show func(string) bool) bool {
 	}
 	var aTotals, bTotals []*wire.View
 	for _, v := range a {
-		if v.Aggregation == wire.LastValue || v.Aggregation == wire.UpDownSum {
+		if v.Aggregation == wire.LastValue || v.Aggregation == wire.UpDownSum || v.Aggregation == wire.Summary {
 			aTotals = append(aTotals, v)
 		}
 	}
 	for _, v := range b {
 		switch v.Aggregation {
-		case wire.LastValue, wire.UpDownSum:
+		case wire.LastValue, wire.UpDownSum, wire.Summary:
 			bTotals = append(bTotals, v)
 		default:
 			for i := range v.Rows {
@@ -538,11 +545,12 @@ func sameView(a, b *wire.View) bool {
 		r     *wire.Row
 		e     *wire.ExpHistogram
 		start time.Time
+		i     int // the row's index (a summary's quantile values: sameQuantiles)
 	}
 	sorted := func(v *wire.View) []row {
 		rows := make([]row, len(v.Rows))
 		for i := range v.Rows {
-			rows[i] = row{&v.Rows[i], expAt(v, i), v.RowStart(i)}
+			rows[i] = row{&v.Rows[i], expAt(v, i), v.RowStart(i), i}
 		}
 		slices.SortFunc(rows, func(x, y row) int { return slices.Compare(x.r.Values, y.r.Values) })
 		return rows
@@ -550,7 +558,7 @@ func sameView(a, b *wire.View) bool {
 	ra, rb := sorted(a), sorted(b)
 	for i := range ra {
 		if !slices.Equal(ra[i].r.Values, rb[i].r.Values) || !sameRow(ra[i].r, rb[i].r) || !sameExp(ra[i].e, rb[i].e) ||
-			!ra[i].start.Equal(rb[i].start) {
+			!ra[i].start.Equal(rb[i].start) || !sameQuantiles(a, ra[i].i, b, rb[i].i) {
 			return false
 		}
 	}

@@ -32,8 +32,10 @@ import (
 // ExponentialHistogram points (expPoint): scale, zero count, offsets and
 // counts as the row's histogram has them, min and max whenever something
 // was counted (a delta's are the interval's own: the payload carries
-// them so). docs/collector.md says what still differs from the OTLP
-// path.
+// them so). A summary's rows (aggregation 8) are Summary points
+// (summary.go): count, sum and the quantile values, always the rows'
+// current values from the view's start. docs/collector.md says what
+// still differs from the OTLP path.
 //
 // Cost: one pass over the payload; allocates the pdata. Safe for
 // concurrent use with other readers of p.
@@ -64,7 +66,8 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 		}
 		// An up-down sum is its total in a delta payload too (see
 		// wire.UpDownSum): a cumulative point, as OTLP sends it.
-		delta := p.Temporality == wire.Delta && v.Aggregation != wire.UpDownSum
+		// A summary likewise: its current values, starting at the view's.
+		delta := p.Temporality == wire.Delta && v.Aggregation != wire.UpDownSum && v.Aggregation != wire.Summary
 		temporality := pmetric.AggregationTemporalityCumulative
 		if delta {
 			temporality = pmetric.AggregationTemporalityDelta
@@ -96,6 +99,8 @@ func Convert(p *wire.Payload, md pmetric.Metrics) {
 			h := m.SetEmptyExponentialHistogram()
 			h.SetAggregationTemporality(temporality)
 			c.exps = h.DataPoints()
+		case wire.SummaryType:
+			c.sums = m.SetEmptySummary().DataPoints() // summary.go
 		}
 		c.each(n)
 	}
@@ -110,6 +115,7 @@ type rowConv struct {
 	numbers    pmetric.NumberDataPointSlice // a Sum's or Gauge's
 	hists      pmetric.HistogramDataPointSlice
 	exps       pmetric.ExponentialHistogramDataPointSlice
+	sums       pmetric.SummaryDataPointSlice
 }
 
 func (c *rowConv) each(n int) {
@@ -118,6 +124,8 @@ func (c *rowConv) each(n int) {
 		c.hists.EnsureCapacity(n)
 	case wire.ExponentialDistribution:
 		c.exps.EnsureCapacity(n)
+	case wire.Summary:
+		c.sums.EnsureCapacity(n)
 	default:
 		c.numbers.EnsureCapacity(n)
 	}
@@ -160,6 +168,8 @@ func (c *rowConv) row(i int, r *wire.Row, overflow bool, start pcommon.Timestamp
 			}
 		}
 		attrs = c.expPoint(r, e, start)
+	case wire.Summary:
+		attrs = c.summaryPoint(i, r, start) // never the overflow row: Decode refuses one
 	case wire.Distribution:
 		dp := c.hists.AppendEmpty()
 		dp.SetStartTimestamp(start)
@@ -321,6 +331,9 @@ func convertBytes(p *wire.Payload) int64 {
 			if v.OverflowExp != nil {
 				n += expCountsBytes(v.OverflowExp)
 			}
+		case wire.Summary:
+			point = 0 // summaryBytes
+			n += summaryBytes(v)
 		}
 		n += metricBytes + rows*(point+int64(attrBytes*len(v.Keys))*5/4)
 		if v.Overflow != nil {

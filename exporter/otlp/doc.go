@@ -86,6 +86,7 @@
 //	ExponentialDistribution       cumulative   delta        delta      (a Histogram, as the specification's table has it)
 //	UpDownSum (UpDownCounter)     cumulative   cumulative   cumulative (with Temporality Delta too: see below)
 //	LastValue (Gauge)             -            -            -          (a Gauge has no temporality: its last value)
+//	Summary                       -            -            -          (a Summary has no temporality: its current values, with Temporality Delta too)
 //
 // An up-down sum (view.UpDownSum) is always exported as its total, a
 // cumulative non-monotonic Sum, as the specification's delta and lowmemory
@@ -116,6 +117,10 @@
 //   - LastValue: a Gauge, of integers for an Int64 measure;
 //   - Distribution: a Histogram with the view's explicit bounds, the count,
 //     sum, bucket counts, min and max of each series.
+//   - Summary (view.Summary, metric.NewSummary): a Summary (Metric field
+//     11), a SummaryDataPoint per series: start (the view's), time, count,
+//     sum, a ValueAtQuantile per quantile in the view's order, attributes;
+//     the series' current values in every export (summary.go).
 //   - ExponentialDistribution: an ExponentialHistogram, the buckets as the
 //     series holds them: scale, zero_count (zero_threshold 0: values
 //     exactly 0), positive and negative Buckets (offset and counts), count,

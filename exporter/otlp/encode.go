@@ -43,7 +43,7 @@ type point struct {
 	hasMinMax  bool    // a distribution's min and max are known for the interval
 	size       int     // encoded size of the data point message
 	countsFrom int     // a distribution's bucket counts: Encoder.counts[countsFrom:countsFrom+len(bounds)+1]
-	exFrom     int     // a distribution's exemplars: Encoder.exs[exFrom:exTo]
+	exFrom     int     // the point's exemplars: Encoder.exs[exFrom:exTo]
 	exTo       int
 	scale      int32      // an exponential distribution's (setExp)
 	zero       uint64     // its zero count
@@ -70,8 +70,12 @@ type point struct {
 // histogram point carries its buckets' exemplars (the latest value
 // recorded with attachments per bucket, see stats.WithAttachments: value,
 // time, and the trace and span IDs of a stats.SpanContext attachment;
-// with Delta temporality only those recorded in the interval). The
-// package documentation lists what cannot be mapped exactly.
+// with Delta temporality only those recorded in the interval); a Sum's or
+// a Gauge's point carries the exemplars its series' reservoir holds, when
+// a bound handle offered it some (stats.Int64Handle.RecordExemplar: the
+// otel MeterProvider's counters, up-down counters and gauges; see
+// appendNumberExemplars). The package documentation lists what cannot be
+// mapped exactly.
 //
 // An Encoder is not safe for concurrent use. Its buffers are reused from
 // one Encode to the next: in steady state Encode allocates nothing.
@@ -100,6 +104,8 @@ type Encoder struct {
 	ktypes  []attrval.Type   // the current view's key types (Aggregator.KeyTypes)
 	typed   bool             // a key of the current view is not a string
 	bounds  []byte           // the current view's encoded explicit_bounds field
+	quants  []float64        // a summary view's points' quantile values, len(quantiles) each (summary.go)
+	qbuf    []float64        // ReadSummary's buffer
 	delta   *delta.Tracker   // nil: cumulative
 	kinds   delta.Kinds      // the kinds read through delta
 	metrics map[*core.View]*viewMetric
@@ -252,6 +258,9 @@ func (e *Encoder) str(sid uint32) string {
 func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 	a := v.Agg
 	kind := a.Kind()
+	if kind == core.KindSummary {
+		return e.appendSummaryMetric(b, v, end) // summary.go: never read as deltas
+	}
 	bounds := a.Bounds()
 	nb := len(bounds) + 1
 	start := uint64(a.Start().UnixNano())
@@ -355,13 +364,15 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		if p.hasMinMax && kind == core.KindDistribution {
 			p.size += 2 * fixedFieldSize
 		}
-		if kind == core.KindDistribution || kind == core.KindExponential {
-			since := uint64(0) // cumulative: every exemplar the series has
-			if st != nil {
-				since = p.start
-			}
-			p.size += e.readExemplars(&p, since)
+		// Every kind: a Count's, Sum's or LastValue's series has
+		// exemplars only when a bound handle offered it some (its
+		// reservoir: core.Bound.KeepExemplar, the otel MeterProvider's
+		// counters and gauges); reading them ends its sampling cycle.
+		since := uint64(0) // cumulative: every exemplar the series has
+		if st != nil {
+			since = p.start
 		}
+		p.size += e.readExemplars(&p, since)
 		data += lenFieldSize(p.size)
 		e.points = append(e.points, p)
 	}
@@ -429,15 +440,18 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 		case core.KindCount:
 			b = appendFixed(b, tagNDPStart, p.start)
 			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendNumberExemplars(b, p)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
 			b = appendFixed(b, tagNDPAsInt, p.count)
 		case core.KindSum:
 			b = appendFixed(b, tagNDPStart, p.start)
 			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendNumberExemplars(b, p)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
 			b = appendNumber(b, m.Int, p.value)
 		case core.KindLastValue:
 			b = appendFixed(b, tagNDPTime, end)
+			b = e.appendNumberExemplars(b, p)
 			b = e.appendAttrs(b, tagNDPAttributes, v.KeyIDs, p)
 			b = appendNumber(b, m.Int, p.value)
 		case core.KindExponential:

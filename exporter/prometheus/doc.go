@@ -29,6 +29,14 @@
 //   - LastValue → gauge "<name>";
 //   - Distribution → histogram: cumulative "<name>_bucket{le="..."}" for
 //     each bound and "+Inf", "<name>_sum", "<name>_count";
+//   - Summary (view.Summary, metric.NewSummary) → summary, as
+//     client_golang writes one: "<name>{quantile="<q>"}" per quantile
+//     (after the series' labels; "<q>" spelled as "le" values are), then
+//     "<name>_sum" and "<name>_count"; in OpenMetrics also
+//     "<name>_created", and no "_sum" when it is negative or NaN; in the
+//     protobuf exposition a SUMMARY family of Summary messages
+//     (sample_count, sample_sum, quantiles, created timestamp). A tag key
+//     "quantile" is labelled "key_quantile" (summary.go);
 //   - ExponentialDistribution → histogram: in the protobuf exposition a
 //     native histogram per series (internal/promnative's conversion:
 //     schema = scale, lowered to 8 above it; zero threshold 0; spans and
@@ -73,7 +81,12 @@
 // trace_id="…",span_id="…"} value timestamp", the IDs from a
 // stats.SpanContext attachment, no labels without one; the labels
 // Prometheus and Grafana expect, checked against a real Prometheus's
-// exemplar storage) and "_created"
+// exemplar storage), on a counter's "_total" sample the newest exemplar
+// of its series' reservoir (which a bound handle fills:
+// stats.Int64Handle.RecordExemplar, the otel MeterProvider's counters;
+// none on gauges, which OpenMetrics does not allow, nor on a counter
+// shown "unknown"; the protobuf exposition carries it as
+// Counter.exemplar), and "_created"
 // samples (each series' start) for counters and histograms, and "# UNIT" only on families whose name ends
 // in the unit. Two views whose names collide ("a.b" and "a_b") would make
 // invalid output: the one registered later is left out, reported by

@@ -158,6 +158,7 @@ type Handler struct {
 	sorter  seriesSorter
 	exp     exphist.Snapshot     // an exponential series' read
 	native  promnative.Histogram // its native form (protobuf)
+	quants  []float64            // a summary series' quantile values (summary.go)
 
 	// spare is one output buffer kept by the handler itself, so the usual
 	// single scraper reuses it even across garbage collections (which
@@ -193,6 +194,7 @@ type family struct {
 	labelHeads     []string // per label: `name="` or, for a constant, `name="value"`
 	overflowLabels []byte   // the labels of the overflow series, rendered
 	les            []string // histograms: `le="<bound>"` per bound and "+Inf", on every path
+	qs             []string // summaries: `quantile="<q>"` per quantile (summary.go)
 	pb             protoFamily
 }
 
@@ -287,6 +289,9 @@ func (h *Handler) newFamily(pf *promname.Family) *family {
 		// the count.
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
 		f.les = []string{`le="+Inf"`}
+	case core.KindSummary:
+		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
+		f.qs = summaryQs(pf)
 	}
 	f.pb = newProtoFamily(pf, textName, f.kind)
 	return f
@@ -463,10 +468,12 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 	switch fam.kind {
 	case core.KindCount:
 		dst = appendName(dst, fam.sampleName, lb)
-		dst = append(appendCount(dst, s.ReadCount(), x.om), '\n')
+		dst = appendCount(dst, s.ReadCount(), x.om)
+		dst = append(h.appendCounterExemplar(dst, fam, s, x), '\n')
 	case core.KindSum:
 		dst = appendName(dst, fam.sampleName, lb)
-		dst = append(appendFloat(dst, h.values[x.i]+0), '\n') // +0: no "-0"
+		dst = appendFloat(dst, h.values[x.i]+0) // +0: no "-0"
+		dst = append(h.appendCounterExemplar(dst, fam, s, x), '\n')
 	case core.KindLastValue:
 		dst = appendName(dst, fam.sampleName, lb)
 		dst = append(appendFloat(dst, s.ReadLast()+0), '\n') // +0: no "-0"
@@ -519,6 +526,8 @@ func (h *Handler) appendSeries(dst []byte, fam *family, s *core.Series, lb []byt
 		}
 		dst = appendName(dst, fam.countName, lb)
 		dst = append(appendBucketCount(dst, n, x.om), '\n')
+	case core.KindSummary:
+		dst = h.appendSummary(dst, fam, s, lb, x.om)
 	}
 	if x.om && !x.untyped && fam.createdName != "" {
 		dst = appendName(dst, fam.createdName, lb)

@@ -108,6 +108,8 @@ func newProtoFamily(pf *promname.Family, textName string, kind core.Kind) protoF
 		p.heads[0] = head(textName, pbGauge)
 	case promname.Histogram:
 		p.heads[0] = head(textName, pbHistogram)
+	case promname.Summary:
+		p.heads[0] = head(textName, pbSummary)
 	default:
 		p.heads[0] = head(textName, pbUntyped)
 	}
@@ -225,6 +227,13 @@ func (h *Handler) appendMetricProto(dst []byte, fam *family, s *core.Series, lb 
 			tag = tagMetricUntyped
 		}
 		n := pw.FixedFieldSize
+		var ex *core.Exemplar // a counter's: counterExemplarProto
+		if tag == tagMetricCounter {
+			ex = h.counterExemplarProto(s)
+			if ex != nil {
+				n += pw.LenFieldSize(exemplarSize(ex))
+			}
+		}
 		if tag == tagMetricCounter && withCreated {
 			n += pw.LenFieldSize(timestampSize(startNs))
 		}
@@ -232,6 +241,10 @@ func (h *Handler) appendMetricProto(dst []byte, fam *family, s *core.Series, lb 
 		dst = append(dst, lb...)
 		dst = pw.AppendLen(dst, tag, n)
 		dst = pw.AppendDouble(dst, tagValue, v+0) // +0: no -0, as the text formats
+		if ex != nil {
+			dst = pw.AppendLen(dst, tagCounterExemplar, exemplarSize(ex))
+			dst = appendExemplarProto(dst, ex)
+		}
 		if tag == tagMetricCounter && withCreated {
 			dst = appendTimestamp(dst, tagCounterCreated, startNs)
 		}
@@ -258,6 +271,8 @@ func (h *Handler) appendMetricProto(dst []byte, fam *family, s *core.Series, lb 
 			dst = appendTimestamp(dst, tagHistCreated, startNs)
 		}
 		return dst, true
+	case core.KindSummary:
+		return h.appendSummaryProto(dst, x.agg.Quantiles(), s, lb, withCreated, startNs), true
 	}
 	return dst, false
 }

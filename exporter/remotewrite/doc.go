@@ -29,6 +29,12 @@
 // "1.0"), "<name>_sum" and "<name>_count" (docs/metric-mapping.md).
 // Options.OpenCensusNames keeps OpenCensus's Prometheus exporter's names.
 //
+// A summary view (view.Summary, metric.NewSummary) is sent as the series
+// Prometheus stores for a scraped summary: "<name>{quantile="<q>"}" per
+// quantile (spelled as the scrape handler spells it), "<name>_sum" and
+// "<name>_count", with SUMMARY metadata, and a stale marker on each once
+// gone (summary.go).
+//
 // An exponential view (view.ExponentialDistribution) is sent as native
 // histograms (TimeSeries.histograms, prompb's Histogram): one time series
 // per series, named "<name>" (the family's name, no suffix), carrying
@@ -66,19 +72,25 @@
 // recorded in a span (a stats.SpanContext, or OpenCensus's
 // trace.SpanContext, under the "SpanContext" attachment), none otherwise:
 // other attachments are not sent, as in OpenMetrics. Its value is the
-// recorded one, its timestamp the record's time in milliseconds. Buckets
-// without an exemplar, "_sum", "_count", counters, gauges and stale
-// markers carry none. Prometheus stores them when started with
+// recorded one, its timestamp the record's time in milliseconds. A
+// counter's series carries the exemplars its reservoir holds (offered by
+// a bound handle: stats.Int64Handle.RecordExemplar, which the otel
+// MeterProvider's counters record through; the OTel SDK's
+// FixedSizeReservoir, GOMAXPROCS of them at most), oldest first, as the
+// Collector's prometheusremotewrite exporter sends a monotonic Sum's.
+// Buckets without an exemplar, "_sum", "_count", gauges (up-down sums and
+// last values: OpenMetrics has no gauge exemplars) and stale markers
+// carry none. Prometheus stores them when started with
 // --enable-feature=exemplar-storage (/api/v1/query_exemplars); without
 // it, and on receivers that keep no exemplars, they are ignored.
 //
 // An exemplar is sent once: every push carries it until one that carries
 // it is delivered whole (as stale markers, below), then none carries it
-// again until the bucket gets a new one. A scrape, by contrast, exposes
-// every bucket's exemplar each time (Prometheus ignores those it has).
-// The state is a pair of pointers per bucket of a series recorded with
-// exemplars (none for the others), made on its first push and freed with
-// the series.
+// again until the bucket (or the reservoir's slot) gets a new one. A
+// scrape, by contrast, exposes every bucket's exemplar each time
+// (Prometheus ignores those it has). The state is a pair of pointers per
+// bucket or slot of a series recorded with exemplars (none for the
+// others), made on its first push and freed with the series.
 //
 // # Failures
 //

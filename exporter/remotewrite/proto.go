@@ -147,6 +147,8 @@ func metaType(t promname.Type) uint64 {
 		return metaGauge
 	case promname.Histogram:
 		return metaHistogram
+	case promname.Summary:
+		return metaSummary
 	}
 	return metaUnknown
 }
@@ -156,27 +158,20 @@ type label struct{ name, value string }
 
 // appendTimeSeries appends one WriteRequest.timeseries element: the
 // labels (sorted by name, as the spec requires), one sample and, when ex
-// is not nil, one exemplar.
+// is not nil, one exemplar (appendTimeSeriesExemplars: a counter's have
+// several).
 func appendTimeSeries(b []byte, labels []label, v float64, ts int64, ex *core.Exemplar) []byte {
-	n := 0
-	for _, l := range labels {
-		ls := labelSize(l.name, l.value)
-		n += 1 + varintSize(uint64(ls)) + ls
+	if ex == nil {
+		return appendTimeSeriesExemplars(b, labels, v, ts, nil)
 	}
-	ss := sampleSize(v, ts)
-	n += 1 + varintSize(uint64(ss)) + ss
-	es := 0
-	if ex != nil {
-		es = exemplarSize(ex)
-		n += 1 + varintSize(uint64(es)) + es
-	}
-	b = append(b, keyWriteRequestTimeseries)
-	b = binary.AppendUvarint(b, uint64(n))
-	for _, l := range labels {
-		b = appendLabel(b, l.name, l.value)
-	}
+	one := [1]*core.Exemplar{ex}
+	return appendTimeSeriesExemplars(b, labels, v, ts, one[:])
+}
+
+// appendSample appends a TimeSeries.samples field: v at ts.
+func appendSample(b []byte, v float64, ts int64) []byte {
 	b = append(b, keyTimeSeriesSamples)
-	b = binary.AppendUvarint(b, uint64(ss))
+	b = binary.AppendUvarint(b, uint64(sampleSize(v, ts)))
 	if bits := math.Float64bits(v); bits != 0 {
 		b = append(b, keySampleValue)
 		b = binary.LittleEndian.AppendUint64(b, bits)
@@ -184,11 +179,6 @@ func appendTimeSeries(b []byte, labels []label, v float64, ts int64, ex *core.Ex
 	if ts != 0 {
 		b = append(b, keySampleTimestamp)
 		b = binary.AppendUvarint(b, uint64(ts))
-	}
-	if ex != nil {
-		b = append(b, keyTimeSeriesExemplars)
-		b = binary.AppendUvarint(b, uint64(es))
-		b = appendExemplar(b, ex)
 	}
 	return b
 }
@@ -344,7 +334,8 @@ type family struct {
 	les                        []string // histogram bounds as every path spells them (promname.Family.Les)
 	// classic: the family is written as classic histogram series
 	// (_bucket, _sum, _count): a distribution, or an exponential view
-	// under Options.NoNativeHistograms.
+	// under Options.NoNativeHistograms; or as a summary's (one series per
+	// quantile, labelled quantile=les[i], _sum, _count: summary.go).
 	classic bool
 }
 
@@ -371,7 +362,11 @@ type sentExemplar struct {
 func newFamily(pf *promname.Family, noNative bool) *family {
 	v := pf.View
 	f := &family{fam: pf, kind: v.Agg.Kind(), sample: pf.Sample, sent: map[*core.Series]sentSeries{}}
-	f.classic = f.kind == core.KindDistribution || f.kind == core.KindExponential && noNative
+	f.classic = f.kind == core.KindDistribution || f.kind == core.KindExponential && noNative || f.kind == core.KindSummary
+	le := "le"
+	if f.kind == core.KindSummary {
+		le = "quantile" // a summary's quantile series in the le slot, its quantiles in les (summary.go)
+	}
 	f.slots = append(f.slots, slot{name: "__name__", kind: slotName})
 	for _, l := range pf.Labels {
 		if l.Tag >= 0 {
@@ -381,11 +376,14 @@ func newFamily(pf *promname.Family, noNative bool) *family {
 		}
 	}
 	if f.classic {
-		f.slots = append(f.slots, slot{name: "le", kind: slotLe})
+		f.slots = append(f.slots, slot{name: le, kind: slotLe})
 		f.sumName, f.countName = pf.Name+"_sum", pf.Name+"_count"
 		f.les = pf.Les
 		if f.kind == core.KindExponential {
 			f.les = []string{"+Inf"} // no classic buckets: what a text scrape has
+		}
+		if f.kind == core.KindSummary {
+			f.les = pf.Qs
 		}
 	} else if f.kind == core.KindExponential {
 		f.sample = pf.Name // a native histogram: one series, the family's name
@@ -395,7 +393,7 @@ func newFamily(pf *promname.Family, noNative bool) *family {
 		f.overflowSlots = append(f.overflowSlots, slot{name: l.Name, kind: slotConst, value: l.Value})
 	}
 	if f.classic {
-		f.overflowSlots = append(f.overflowSlots, slot{name: "le", kind: slotLe})
+		f.overflowSlots = append(f.overflowSlots, slot{name: le, kind: slotLe})
 	}
 	byName := func(a, b slot) int { return strings.Compare(a.name, b.name) }
 	slices.SortFunc(f.slots, byName)

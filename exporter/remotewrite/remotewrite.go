@@ -135,6 +135,7 @@ type Writer struct {
 	exs     []*core.Exemplar     // Series.Exemplars' buffer, cleared after each row
 	exp     exphist.Snapshot     // an exponential series' read
 	native  promnative.Histogram // its native histogram
+	quants  []float64            // a summary series' quantile values (summary.go)
 	labels  []label
 	pb      []byte // the timeseries of one push, concatenated
 	cuts    []int  // request boundaries in pb
@@ -525,10 +526,9 @@ func (w *Writer) rowSeries(f *family) int {
 // caller stores. A Sum's value is sum, read by readSums. A histogram's
 // bucket series carries the bucket's exemplar (the latest value recorded
 // into it with attachments: the one OpenMetrics exposes on the same
-// series) unless a delivered push carried it already; st.ex says which,
-// taken from f.sent for a series with exemplars only (a series without
-// pays no lookup), and made on its first push with one, the only
-// allocation. An exponential series is one native histogram (the
+// series) unless a delivered push carried it already (carryExemplars:
+// st.ex says which); a counter's series the exemplars of its reservoir
+// likewise (appendCounterRow). An exponential series is one native histogram (the
 // "histograms" field, internal/promnative's conversion), named after the
 // family; one whose scale has no native schema (below -4,
 // promnative.ErrScale) is not written, and appendRow reports false.
@@ -539,27 +539,15 @@ func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []str
 	}
 	switch f.kind {
 	case core.KindCount:
-		w.appendSeries(slots, vids, strs, f.sample, "", float64(s.ReadCount()), ts, nil)
+		w.appendCounterRow(f, s, st, slots, vids, strs, float64(s.ReadCount()), ts)
 	case core.KindSum:
-		w.appendSeries(slots, vids, strs, f.sample, "", sum, ts, nil)
+		w.appendCounterRow(f, s, st, slots, vids, strs, sum, ts)
 	case core.KindLastValue:
 		w.appendSeries(slots, vids, strs, f.sample, "", s.ReadLast(), ts, nil)
 	case core.KindDistribution:
 		// Exemplars before counts: a record counts its value before it
 		// stores its exemplar, so each exemplar read is in the counts.
-		exs := s.Exemplars(w.exs[:0])
-		w.exs = exs
-		if len(exs) > 0 {
-			if st.ex = f.sent[s].ex; len(st.ex) != len(exs) {
-				st.ex = make([]sentExemplar, len(exs))
-			}
-		}
-		for i, x := range exs {
-			if x == st.ex[i].delivered {
-				x = nil // delivered already
-			}
-			st.ex[i].carried = x
-		}
+		exs := w.carryExemplars(f, s, st)
 		dist := s.ReadDist(w.buckets)
 		var cum int64
 		for i, c := range w.buckets {
@@ -573,6 +561,8 @@ func (w *Writer) appendRow(f *family, s *core.Series, st *sentSeries, strs []str
 		clear(exs) // hold no exemplar past the row
 		w.appendSeries(slots, vids, strs, f.sumName, "", dist.Sum, ts, nil)
 		w.appendSeries(slots, vids, strs, f.countName, "", float64(cum), ts, nil)
+	case core.KindSummary:
+		w.appendSummaryRow(f, s, slots, vids, strs, ts)
 	case core.KindExponential:
 		s.ReadExp(&w.exp)
 		if f.classic { // NoNativeHistograms: "+Inf" (the count), _sum, _count

@@ -36,6 +36,9 @@
 //	                           by its count n (the sample rate 1/n, written so that 1/rate is exactly n);
 //	                           values of the same count share a multi-value line (DogStatsD 1.1)
 //	ExponentialDistribution    the same, over its buckets (the zero bucket's value is 0)
+//	Summary                    gauges: name.count:<total>|g, name.sum:<total>|g, and per quantile
+//	                           name.<q×100>percentile:<value>|g (50percentile; 99_9percentile for 0.999),
+//	                           in OpenCensusDatadog mode too
 //
 // Counts and distributions are the change since the last export (a
 // series with no change sends nothing); gauges are sent every export. A

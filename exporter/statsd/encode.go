@@ -319,6 +319,8 @@ func (e *encoder) nativeRow(v *core.View, rv *delta.Values) {
 		e.distribution(v.Agg, &rv.Dist)
 	case core.KindExponential:
 		e.expDistribution(&rv.Exp)
+	case core.KindSummary:
+		e.summaryGauges(v.Agg.Quantiles(), rv) // summary.go
 	}
 }
 
@@ -655,6 +657,8 @@ func (e *encoder) ocRow(v *core.View, rv *delta.Values) {
 				e.gauge(".count_per_bucket", float64(c), i)
 			}
 		}
+	case core.KindSummary:
+		e.summaryGauges(v.Agg.Quantiles(), rv) // summary.go: as natively
 	}
 }
 

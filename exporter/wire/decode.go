@@ -365,8 +365,8 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return err
 	}
-	if a < uint64(Count) || a > uint64(ExponentialDistribution) {
-		return d.failf("aggregation %d; want 1 to 7", a)
+	if a < uint64(Count) || a > uint64(Summary) {
+		return d.failf("aggregation %d; want 1 to 8", a)
 	}
 	v.Aggregation = Aggregation(a)
 	if v.Aggregation == DistributionUpperInclusive {
@@ -425,7 +425,7 @@ func (d *decoder) view(v *View, i int) error {
 	if err != nil {
 		return d.fail(err)
 	}
-	if nb > 0 && v.Aggregation != Distribution {
+	if nb > 0 && v.Aggregation != Distribution && v.Aggregation != Summary {
 		return d.failf("%d bounds on a %v view", nb, v.Aggregation)
 	}
 	if v.Bounds, err = allocSlice[float64](d, nb); err != nil {
@@ -440,6 +440,9 @@ func (d *decoder) view(v *View, i int) error {
 		}
 		if i > 0 && !(v.Bounds[i] > v.Bounds[i-1]) {
 			return d.failf("bounds not increasing: %v after %v", v.Bounds[i], v.Bounds[i-1])
+		}
+		if v.Aggregation == Summary && (v.Bounds[i] < 0 || v.Bounds[i] > 1) {
+			return d.failf("quantile %v outside 0..1", v.Bounds[i])
 		}
 	}
 	d.path = ".start"
@@ -464,6 +467,11 @@ func (d *decoder) view(v *View, i int) error {
 				return err
 			}
 		}
+		if v.Aggregation == Summary {
+			if v.QuantileValues, err = allocSlice[float64](d, nr*len(v.Bounds)); err != nil {
+				return err
+			}
+		}
 		for i := range v.Rows {
 			var e *ExpHistogram
 			if v.Exp != nil {
@@ -480,6 +488,9 @@ func (d *decoder) view(v *View, i int) error {
 	} else if t == msgpack.NilType {
 		_ = d.r.ReadNil()
 		return nil
+	}
+	if v.Aggregation == Summary {
+		return d.failf("a summary view has no overflow row; want nil")
 	}
 	v.Overflow = &Row{}
 	if v.Aggregation == ExponentialDistribution {
@@ -583,6 +594,8 @@ func (d *decoder) decodeRowData(v *View, r *Row, e *ExpHistogram, nKeys int) err
 			}
 		}
 		return d.checkExp(v, r, e)
+	case Summary:
+		return d.summaryRow(v, r) // summary.go
 	}
 	d.path = ".count"
 	if r.Count, err = d.uint(); err != nil {
@@ -682,6 +695,11 @@ func (d *decoder) columns(v *View) error {
 		if v.Exp, err = allocSlice[ExpHistogram](d, n); err != nil {
 			return err
 		}
+	case Summary:
+		m = 2 + len(v.Bounds) // counts, sums, a column per quantile
+		if v.QuantileValues, err = allocSlice[float64](d, n*len(v.Bounds)); err != nil {
+			return err
+		}
 	}
 	d.path = ".rows.data"
 	if err := d.array(m); err != nil {
@@ -710,6 +728,8 @@ func (d *decoder) columns(v *View) error {
 			switch {
 			case v.Aggregation == ExponentialDistribution:
 				err = d.expField(v, r, &v.Exp[i], c)
+			case v.Aggregation == Summary:
+				err = d.summaryField(v, r, i, c) // summary.go
 			case v.Aggregation == Count, v.Aggregation == Distribution && c == 0:
 				r.Count, err = d.uint()
 			case v.Aggregation == Sum, v.Aggregation == UpDownSum:
@@ -795,6 +815,8 @@ func columnName(a Aggregation, c int) string {
 		return ".value"
 	case ExponentialDistribution:
 		return expFields[c]
+	case Summary:
+		return summaryColumnName(c)
 	}
 	if c < 5 {
 		return [...]string{".count", ".sum", ".min", ".max", ".sum_sq_dev"}[c]

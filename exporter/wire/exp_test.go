@@ -262,11 +262,11 @@ func TestDecodeExponentialMalformed(t *testing.T) {
 	}
 }
 
-// TestDecodeRefusesAggregation8: the numbers stop at 7.
-func TestDecodeRefusesAggregation8(t *testing.T) {
-	_, err := wire.Decode(wiretest.OneView(wire.ExponentialDistribution+1, nil, noRows, "", "x"))
-	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "aggregation 8; want 1 to 7") {
-		t.Errorf("aggregation 8: %v", err)
+// TestDecodeRefusesAggregation9: the numbers stop at 8 (a summary).
+func TestDecodeRefusesAggregation9(t *testing.T) {
+	_, err := wire.Decode(wiretest.OneView(wire.Summary+1, nil, noRows, "", "x"))
+	if !errors.Is(err, wire.ErrMalformed) || !strings.Contains(err.Error(), "aggregation 9; want 1 to 8") {
+		t.Errorf("aggregation 9: %v", err)
 	}
 }
 

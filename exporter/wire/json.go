@@ -42,7 +42,9 @@ type jsonRow struct {
 	ZeroCount *uint64         `json:"zero_count,omitempty"`
 	Positive  *jsonExpBuckets `json:"positive,omitempty"`
 	Negative  *jsonExpBuckets `json:"negative,omitempty"`
-	Start     *time.Time      `json:"start,omitempty"` // a row's own start (View.RowStarts, View.OverflowStart)
+	// A summary's (View.RowQuantiles): each quantile and its value.
+	Quantiles []jsonQuantile `json:"quantiles,omitempty"`
+	Start     *time.Time     `json:"start,omitempty"` // a row's own start (View.RowStarts, View.OverflowStart)
 }
 
 // jsonExpBuckets is one sign's buckets of an exponential distribution:
@@ -178,6 +180,7 @@ func (p *Payload) WriteJSON(w io.Writer) error {
 				e = &v.Exp[r]
 			}
 			jr := jsonRowOf(v, &v.Rows[r], e)
+			jsonSummaryOf(v, r, &jr)
 			if len(starts) > 0 && starts[0].Row == r {
 				jr.Start = &starts[0].Start
 				starts = starts[1:]

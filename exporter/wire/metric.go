@@ -18,6 +18,9 @@ const (
 	// ExponentialHistogramType is OTLP's ExponentialHistogram
 	// (ExponentialDistribution views; a native histogram to Prometheus).
 	ExponentialHistogramType
+	// SummaryType is OTLP's Summary (Summary views; a summary to
+	// Prometheus).
+	SummaryType
 )
 
 func (t MetricType) String() string {
@@ -30,6 +33,8 @@ func (t MetricType) String() string {
 		return "histogram"
 	case ExponentialHistogramType:
 		return "exponential_histogram"
+	case SummaryType:
+		return "summary"
 	}
 	return "unknown"
 }
@@ -74,6 +79,8 @@ func (v *View) Metric() Metric {
 		// An exponential distribution is named as a distribution
 		// (promname: a Histogram, the same rules).
 		kind = core.KindDistribution
+	case Summary:
+		kind = core.KindSummary
 	default:
 		return Metric{}
 	}
@@ -92,6 +99,8 @@ func (v *View) Metric() Metric {
 		m.Type = ExponentialHistogramType
 	case pm.Type == promname.Histogram:
 		m.Type = HistogramType
+	case pm.Type == promname.Summary:
+		m.Type = SummaryType
 	}
 	if v.Aggregation == Sum {
 		for i := range v.Rows {

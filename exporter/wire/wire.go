@@ -20,7 +20,9 @@
 // distribution whose bucket counts overflow a uint64 or do not add up to
 // its count, an exponential distribution whose zero count and bucket
 // counts do not (or overflow), whose scale is outside -10..20 or whose
-// bucket indices leave the int32 range, and every structural fault
+// bucket indices leave the int32 range, a summary whose quantiles are not
+// increasing within 0..1, whose row has a values count other than its
+// quantiles' or which has an overflow row, and every structural fault
 // (lengths, types, indices).
 package wire
 
@@ -97,6 +99,12 @@ const (
 	// max (Row) and its scale, zero count and two bucket ranges
 	// (View.Exp).
 	ExponentialDistribution Aggregation = 7
+	// Summary is an observed summary (view.Summary, metric.NewSummary;
+	// Prometheus's summary, OTLP's Summary): each row has a count and a
+	// sum (Row) and a value per quantile (View.RowQuantiles); the
+	// view's Bounds are its quantiles. Always its current values, in a
+	// delta payload too; never an overflow row.
+	Summary Aggregation = 8
 )
 
 // AggregationOf returns the wire aggregation of a view of kind k: up (its
@@ -110,6 +118,8 @@ func AggregationOf(k core.Kind, up, upper bool) Aggregation {
 		return DistributionUpperInclusive
 	case k == core.KindExponential: // core's 5 is the wire's up-down sum
 		return ExponentialDistribution
+	case k == core.KindSummary: // core's 6 is the wire's upper-inclusive distribution
+		return Summary
 	}
 	return Aggregation(k) // core's numbering is OpenCensus's, as the wire's
 }
@@ -130,6 +140,8 @@ func (a Aggregation) String() string {
 		return "distribution_upper_inclusive"
 	case ExponentialDistribution:
 		return "exponential_distribution"
+	case Summary:
+		return "summary"
 	}
 	return "unknown"
 }
@@ -164,7 +176,7 @@ type View struct {
 	Name, Description, Unit string
 	Aggregation             Aggregation
 	Keys                    []string  // tag keys, in the order of Row.Values: by name, then any added to the view later
-	Bounds                  []float64 // distribution bucket bounds
+	Bounds                  []float64 // distribution bucket bounds; a Summary's quantiles
 	// KeyTypes, when not nil, types the values of Keys (one per key):
 	// a key an OpenTelemetry attribute typed (an int, a double, a bool, a
 	// slice) keeps its type where a format has types (OTLP, pdata). The
@@ -198,6 +210,10 @@ type View struct {
 	// OverflowExp is the overflow row's exponential histogram, when an
 	// ExponentialDistribution view has an overflow row; else nil.
 	OverflowExp *ExpHistogram
+	// QuantileValues holds a Summary view's rows' values of its
+	// quantiles (Bounds), len(Bounds) per row in row order (RowQuantiles
+	// slices it); nil for other aggregations. (Beside Rows, as Exp.)
+	QuantileValues []float64
 	// Int reports that a value of the view (a Sum's or LastValue's, of a
 	// row or the overflow row) was written as an integer: the view's
 	// measure is an Int64 one, and the writer (zerostat's msgpack
@@ -337,6 +353,8 @@ func RowLen(a Aggregation, nKeys int) int {
 		// values..., count, sum, min, max, scale, zero_count,
 		// positive_offset, positive_counts, negative_offset, negative_counts
 		return nKeys + ExpDataLen
+	case Summary:
+		return nKeys + 3 // values..., count, sum, quantile_values
 	}
 	return nKeys + 1 // values..., count | sum | value
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/zerostat/zerostat/exporter"
 	"github.com/zerostat/zerostat/exporter/otlp"
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/metric"
 	"github.com/zerostat/zerostat/stats"
 	"github.com/zerostat/zerostat/tag"
 	"github.com/zerostat/zerostat/view"
@@ -96,6 +97,26 @@ func TestBadInputEverywhere(t *testing.T) {
 		{"Register exponential maxScale", func() error {
 			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.ExponentialDistribution(160, 21)})
 		}, `view "x": cannot register: exponential distribution maxScale 21 is outside -10..20`},
+		{"Register summary quantile above 1", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Summary(0.5, 1.5)})
+		}, `view "x": cannot register: summary quantile 1.5 is outside 0..1`},
+		{"Register summary NaN quantile", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Summary(math.NaN())})
+		}, `view "x": cannot register: summary quantile 1 of 1 is NaN`},
+		{"Register summary unsorted quantiles", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Summary(0.9, 0.5)})
+		}, `view "x": cannot register: summary quantiles are not increasing: 0.5 after 0.9`},
+		{"Register summary repeated quantile", func() error {
+			return view.Register(&view.View{Name: "x", Measure: m, Aggregation: view.Summary(0.5, 0.5)})
+		}, `view "x": cannot register: summary quantile 0.5 is repeated`},
+		{"metric.NewSummary bad quantile", func() error {
+			_, err := metric.NewSummary("x", "", "1", []float64{-0.1}, nil, func(*metric.SummaryObserver) {})
+			return err
+		}, `metric "x": view "x": cannot register: summary quantile -0.1 is outside 0..1`},
+		{"metric.NewSummary nil callback", func() error {
+			_, err := metric.NewSummary("x", "", "1", []float64{0.5}, nil, nil)
+			return err
+		}, `metric "x": cannot register: nil callback`},
 		{"Register bad name", func() error { return view.Register(&view.View{Name: "a\tb", Measure: m, Aggregation: view.Sum()}) },
 			`view "a\tb": cannot register: name must be printable ASCII`},
 		{"Register repeated key", func() error {

@@ -129,6 +129,9 @@ type Aggregator struct {
 	// expSize and expScale size an exponential aggregator's histograms
 	// (SetExponential).
 	expSize, expScale int32
+	// summary is a summary aggregator's quantiles and set-up (summary.go),
+	// nil for another kind.
+	summary *summaryAgg
 }
 
 // NewAggregator returns an aggregator for a view. keys must be unique,
@@ -146,6 +149,9 @@ func NewAggregator(kind Kind, keys []string, bounds []float64, limit int) *Aggre
 	a.cellK = a.fastCellKind()
 	if kind == KindExponential {
 		a.expSize, a.expScale = exphist.DefaultMaxSize, exphist.DefaultMaxScale
+	}
+	if kind == KindSummary {
+		a.summary = new(summaryAgg)
 	}
 	byName := slices.Clone(keys)
 	slices.Sort(byName)
@@ -333,7 +339,26 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 		slot = &m.cache[a.slot%cacheSlots]
 	}
 	if s := slot.Load(); s != nil && s.agg == a {
-		if ok, w := s.tryAdd(v); ok {
+		if sp := s.stripes.Load(); sp != nil {
+			// Striped (recorders on several cores share the series): a
+			// live Count's stripe of this P first, without the tries of
+			// the unstriped cell below and add's call (as Bound's
+			// RecordInt does).
+			if s.fast == fastCount && sp.seal == nil && !s.overflow &&
+				!intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
+				return
+			}
+			// Sealed, the overflow series (add counts its records), or
+			// not a Count: add takes every case (a sealed add counted
+			// nothing).
+			s.add(v, slot)
+		} else if s.fast == fastDist {
+			// A histogram (either kind): its cell's lock, without the
+			// counters' tries below.
+			if !s.tryAddDist(v) {
+				s.add(v, slot)
+			}
+		} else if ok, w := s.tryAdd(v); ok {
 			if s.followUp(w) {
 				s.finish(w, v)
 			}
@@ -341,7 +366,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			if s.followUp(w) {
 				s.finish(w, v)
 			}
-		} else if s.fast != fastDist || !s.tryAddDist(v) {
+		} else {
 			s.add(v, slot)
 		}
 		return

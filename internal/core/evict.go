@@ -104,12 +104,13 @@ func (s *Series) freed() bool {
 }
 
 // Evict seals s (step 1 above), unless it is the overflow series, already
-// sealed, or its aggregator is detached. Cost: the aggregator's mutex and
+// sealed, a summary's (KindSummary: a state set whole, never evicted), or
+// its aggregator is detached. Cost: the aggregator's mutex and
 // three small allocations; the recorders of other series are not
 // disturbed.
 func (s *Series) Evict() {
 	a := s.agg
-	if s.overflow || a == nil {
+	if s.overflow || a == nil || a.kind == KindSummary {
 		return
 	}
 	a.mu.Lock()

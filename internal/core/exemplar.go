@@ -111,9 +111,11 @@ func fieldsOf(t reflect.Type) spanFields {
 }
 
 // exemplars is the exemplar store of an aggregator: one entry per series
-// ID (IDs are dense), each holding its series' latest exemplar per bucket.
-// It lives on the aggregator, not the series, so a series recorded without
-// attachments pays nothing (not even a word). Entries are replaced as a
+// ID (IDs are dense), each holding its series' latest exemplar per bucket
+// (a Distribution's) or its reservoir (a Count's, Sum's or LastValue's:
+// reservoir.go). It lives on the aggregator, not the series, so a series
+// recorded without exemplars pays nothing (not even a word), and the
+// record path of every kind is untouched. Entries are replaced as a
 // whole; a grown table is published with an atomic store under exMu.
 type exemplars struct {
 	mu  sync.Mutex
@@ -123,6 +125,10 @@ type exemplars struct {
 type exemplarEntry struct {
 	series  *Series // the holder of the ID it was stored for
 	buckets []atomic.Pointer[Exemplar]
+	// res samples the offers of a Count's, Sum's or LastValue's series
+	// into buckets, its reservoir's slots (reservoir.go); nil for a
+	// Distribution's, whose buckets are its histogram's.
+	res *sampler
 }
 
 // RecordMapExemplar is RecordMap that also keeps ex as the exemplar of v's
@@ -156,22 +162,25 @@ func (a *Aggregator) RecordMapExemplar(m *TagMap, v float64, ex *Exemplar) {
 }
 
 // KeepExemplar keeps v, which the caller has just recorded through b
-// (Record or RecordInt), as the exemplar of its bucket in the series b
-// records into of each Distribution view over the measure, with the time
-// of the call and the span ids trace and span (zero: an exemplar without
-// a span); views of other kinds keep none. It is RecordMapExemplar's
-// second half for a handle, which knows its series: no tag lookup, no
-// attachments map (the exemplar's Attachments are nil). A series b has
-// not resolved (views changed since the record, which went to the new
-// state's series before this reads them; an overflow series, which b
-// does not cache; a freed one) gets no exemplar.
+// (Record or RecordInt), as an exemplar in the series b records into of
+// each view over the measure, with the time of the call and the span ids
+// trace and span (zero: an exemplar without a span): in a Distribution's
+// as the exemplar of v's bucket (the latest wins), in a Count's, a Sum's
+// or a LastValue's as an offer to the series' reservoir (reservoir.go:
+// the OTel SDK's FixedSizeReservoir); an exponential view's series keep
+// none. It is RecordMapExemplar's second half for a handle, which knows
+// its series: no tag lookup, no attachments map (the exemplar's
+// Attachments are nil). A series b has not resolved (views changed since
+// the record, which went to the new state's series before this reads
+// them; an overflow series, which b does not cache; a freed one) gets no
+// exemplar.
 //
-// Cost: the load of b's state and, per view, its kind; per Distribution
-// view a series load, a bucket search and the store, plus once a clock
-// read and one allocation (the Exemplar, 48 bytes), and on a series'
-// first exemplar its entry. Nothing for a measure without a
-// Distribution view. Safe for concurrent use: the latest store of a
-// bucket wins.
+// Cost: the load of b's state and, per view, its kind; per view that
+// keeps exemplars a series load and a bucket search and the store (a
+// Distribution's) or the reservoir's mutex and count (the others'), plus
+// once a clock read and one allocation (the Exemplar, 48 bytes), and on
+// a series' first exemplar its entry. Safe for concurrent use: the
+// latest store of a bucket wins.
 func (b *Bound) KeepExemplar(v float64, trace [16]byte, span [8]byte) {
 	st := b.st.Load()
 	if st.subs == nil {
@@ -181,7 +190,7 @@ func (b *Bound) KeepExemplar(v float64, trace [16]byte, span [8]byte) {
 	var x *Exemplar
 	for i := range slots {
 		a := st.subs.Aggs[i]
-		if a.kind != KindDistribution {
+		if a.kind != KindDistribution && !keepsReservoir(a.kind) {
 			continue
 		}
 		s := slots[i].Load()
@@ -191,7 +200,11 @@ func (b *Bound) KeepExemplar(v float64, trace [16]byte, span [8]byte) {
 		if x == nil {
 			x = &Exemplar{Value: v, Time: time.Now().UnixNano(), TraceID: trace, SpanID: span}
 		}
-		a.storeExemplar(s, v, x)
+		if a.kind == KindDistribution {
+			a.storeExemplar(s, v, x)
+		} else {
+			a.keepInReservoir(s, x)
+		}
 	}
 }
 
@@ -228,21 +241,33 @@ func (a *Aggregator) exemplarEntry(s *Series, create bool) *exemplarEntry {
 	if e := tab[s.id].Load(); e != nil && e.series == s {
 		return e
 	}
-	e := &exemplarEntry{series: s, buckets: make([]atomic.Pointer[Exemplar], len(a.bounds)+1)}
+	e := &exemplarEntry{series: s}
+	if a.kind == KindDistribution {
+		e.buckets = make([]atomic.Pointer[Exemplar], len(a.bounds)+1)
+	} else {
+		k := reservoirSize()
+		e.buckets, e.res = make([]atomic.Pointer[Exemplar], k), newSampler(k)
+	}
 	tab[s.id].Store(e)
 	return e
 }
 
 // Exemplars appends the latest exemplar of each of s's buckets (nil where
-// none), len(bounds)+1 of them, to dst; it appends nothing when s has
-// none. Cost: a few atomic loads per bucket.
+// none), len(bounds)+1 of them, to dst; for a Count's, a Sum's or a
+// LastValue's series, the slots of its reservoir (nil where none yet), in
+// slot order, and the call is a collection: it ends the reservoir's
+// sampling cycle (reservoir.go). It appends nothing when s has none.
+// Cost: a few atomic loads per bucket.
 func (s *Series) Exemplars(dst []*Exemplar) []*Exemplar {
-	if s.agg == nil || s.agg.kind != KindDistribution {
+	if s.agg == nil || s.agg.kind != KindDistribution && !keepsReservoir(s.agg.kind) {
 		return dst
 	}
 	e := s.agg.exemplarEntry(s, false)
 	if e == nil {
 		return dst
+	}
+	if e.res != nil {
+		e.res.ended.Store(true)
 	}
 	for i := range e.buckets {
 		dst = append(dst, e.buckets[i].Load())

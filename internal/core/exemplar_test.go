@@ -83,22 +83,29 @@ func TestExemplarOverflowAndNone(t *testing.T) {
 
 // A handle's KeepExemplar stores the exemplar in the series the record
 // went to, in each Distribution view over the measure (upper-inclusive
-// buckets found as the record's), and in no view of another kind; the
-// latest per bucket wins; a measure without a Distribution view keeps
-// none and allocates nothing.
+// buckets found as the record's), the latest per bucket winning, and
+// offers it to the reservoir of a Sum view's series (reservoir_test.go);
+// a measure with an exponential view only keeps none and allocates
+// nothing.
 func TestBoundKeepExemplar(t *testing.T) {
 	forRecorders(t, func(t *testing.T, rec func(*Bound, int64)) {
 		m := &Measure{Name: "bound/exemplar"}
+		exp := NewAggregator(KindExponential, []string{"k"}, nil, 0)
 		sum := NewAggregator(KindSum, []string{"k"}, nil, 0)
 		d1 := NewAggregator(KindDistribution, []string{"k"}, []float64{10, 100}, 0)
 		d1.CountUpperInclusive()
 		d2 := NewAggregator(KindDistribution, nil, []float64{5}, 0)
-		m.Subscribe(sum)
+		m.Subscribe(exp)
 		b := m.Bind(tagsOf("k", "x"))
 		rec(b, 3)
 		if n := testing.AllocsPerRun(100, func() { b.KeepExemplar(3, [16]byte{1}, [8]byte{1}) }); n != 0 {
-			t.Errorf("KeepExemplar with a Sum view only: %v allocs; want 0", n)
+			t.Errorf("KeepExemplar with an exponential view only: %v allocs; want 0", n)
 		}
+		if exs := exp.AppendSeries(nil)[0].Exemplars(nil); exs != nil {
+			t.Errorf("the exponential view kept %v", exs)
+		}
+		m.Subscribe(sum)
+		b = m.Bind(tagsOf("k", "x"))
 		m.Subscribe(d1)
 		m.Subscribe(d2)
 		for _, r := range []struct {
@@ -123,8 +130,21 @@ func TestBoundKeepExemplar(t *testing.T) {
 		if len(exs) != 2 || exs[0] == nil || exs[0].Value != 3 || exs[1] == nil || exs[1].Value != 50 {
 			t.Errorf("d2 exemplars %v; want 3 (le=5) and 50 (+Inf)", exs)
 		}
-		if exs := sum.AppendSeries(nil)[0].Exemplars(nil); exs != nil {
-			t.Errorf("the Sum view kept %v", exs)
+		// The Sum's reservoir: with at least 4 slots, its first slots hold
+		// the 4 offers in order; with fewer, each holds one of them.
+		exs = sum.AppendSeries(nil)[0].Exemplars(nil)
+		k := reservoirSize()
+		if len(exs) != k {
+			t.Errorf("the Sum view's reservoir has %d slots; want %d (GOMAXPROCS)", len(exs), k)
+		}
+		offers := []float64{7, 10, 50, 3}
+		for i, x := range exs[:min(len(exs), 4)] {
+			switch {
+			case x == nil || x.SpanID[7] == 0 || x.Value != offers[x.SpanID[7]-1]:
+				t.Errorf("the Sum view's slot %d: %+v; want one of the offers %v", i, x, offers)
+			case k >= 4 && x.Value != offers[i]:
+				t.Errorf("the Sum view's slot %d: %+v; want %v", i, x, offers[i])
+			}
 		}
 		if got := d1.AppendSeries(nil)[0].ReadDist(make([]int64, 3)).Count; got != 4 {
 			t.Errorf("d1 count %d; want 4", got)

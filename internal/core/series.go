@@ -96,6 +96,10 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 		// creation order, reads the lists in the order they are in memory.
 		s.dist = unsafe.Pointer(new(boundCells))
 	}
+	if a.kind == KindSummary {
+		s.dist = a.summaryInit() // set whole (SetSummary), never recorded into
+		return s
+	}
 	if s.addTo(&s.word, nil, s.distCell(), v) == addFull {
 		s.inflate()
 		s.add(v, nil) // to a float stripe: s is not published, so not sealed
@@ -505,6 +509,8 @@ func (s *Series) addTo(w, e *atomic.Uint64, d distCell, v float64) addResult {
 		return setLast(w, v)
 	case KindExponential:
 		return addExp(&s.expCell().h, v)
+	case KindSummary:
+		return addOK // not recorded into (its view is subscribed to no measure): see SetSummary
 	}
 	return d.add(s.agg.bounds, &s.agg.keepErrs, v)
 }

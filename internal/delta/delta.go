@@ -27,6 +27,11 @@ type Values struct {
 	Last  float64
 	Dist  core.DistStats
 	Exp   exphist.Snapshot
+	// Quants are a summary's (core.KindSummary) quantile values, one per
+	// quantile of its aggregator, with its Count and Sum: always the
+	// series' current values (a summary is never read as deltas; Read
+	// reuses the slice).
+	Quants []float64
 	// FirstRead is true when the tracker had not read the series before:
 	// in delta temporality a distribution's Min and Max (which cannot be
 	// un-merged and are always the series' whole life) are then also the
@@ -234,8 +239,15 @@ func CumulativeStart(a *core.Aggregator, s *core.Series) (start time.Time, own b
 // them), so never evicted. It does not allocate once st has
 // grown to the series' ID, except to evict.
 func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values) bool {
-	exp := out.Exp // its Counts are reused
-	*out = Values{FirstRead: true, Exp: exp}
+	exp, quants := out.Exp, out.Quants // reused
+	*out = Values{FirstRead: true, Exp: exp, Quants: quants}
+	if kind == core.KindSummary {
+		// A state, as a last value: always its current values, always
+		// sent, never idle (a summary's series are never evicted), with
+		// or without delta state.
+		out.Count, out.Sum, out.Quants = s.ReadSummary(quants)
+		return true
+	}
 	if st == nil {
 		switch kind {
 		case core.KindExponential:

@@ -57,6 +57,10 @@ func (p Preference) Delta(k core.Kind) bool {
 	}
 	// Gauge: cumulative (its point is its last value either way). An
 	// UpDownCounter (view.UpDownSum) is cumulative too: see Kinds.Reads.
+	// A summary (core.KindSummary) is never delta, under any preference
+	// or an exporter's Temporality Delta (Kinds has no entry for it): its
+	// quantiles cannot be subtracted, so its points are its current
+	// values, as OTLP's Summary (which has no temporality) holds them.
 	return false
 }
 

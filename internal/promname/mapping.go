@@ -19,6 +19,7 @@ import (
 //	UpDownSum      Gauge      no         the measure's    an Int64 measure
 //	LastValue      Gauge      -          the measure's    an Int64 measure
 //	Distribution   Histogram  -          the measure's    -
+//	Summary        Summary    -          the measure's    -
 //
 // A Sum is a monotonic counter (as OpenCensus's Prometheus exporter and
 // OpenTelemetry's OpenCensus bridge treat it). A Sum of negative values is
@@ -93,6 +94,9 @@ func (d Desc) Metric() Metric {
 	case core.KindExponential:
 		// Its buckets count base^i < |v| <= base^(i+1): upper-inclusive.
 		m.Int, m.UpperInclusive, m.Exponential = false, true, true
+	case core.KindSummary:
+		// Its quantile values and sum are floats whatever its measure.
+		m.Int = false
 	}
 	return m
 }

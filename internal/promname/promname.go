@@ -47,6 +47,7 @@ const (
 	// a valid counter value (CounterValid), and, in OpenMetrics, a
 	// counter with OpenCensus naming (whose samples lack "_total").
 	Unknown
+	Summary // Summary views (view.Summary): quantile samples, _sum, _count
 )
 
 // String returns the type as "# TYPE" lines spell it.
@@ -58,6 +59,8 @@ func (t Type) String() string {
 		return "gauge"
 	case Histogram:
 		return "histogram"
+	case Summary:
+		return "summary"
 	}
 	return "unknown" // OpenMetrics's; the text format says "untyped"
 }
@@ -71,6 +74,8 @@ func TypeOf(k core.Kind) Type {
 		return Gauge
 	case core.KindDistribution, core.KindExponential:
 		return Histogram
+	case core.KindSummary:
+		return Summary
 	}
 	return 0
 }
@@ -111,6 +116,10 @@ type Family struct {
 	// scrapes to; with OpenCensus naming, client_golang's text spelling
 	// ("1"), which the OpenCensus exporter's series carry.
 	Les []string
+	// Qs are a summary's "quantile" label values, one per quantile,
+	// spelled as Les are (OpenMetrics's "0.0", "0.25", "1.0"; with
+	// OpenCensus naming client_golang's text spelling, "0", "1").
+	Qs []string
 	// Labels are the constant labels and the view's tag keys, sorted by
 	// name, unique, never OverflowLabel.
 	Labels []Label
@@ -200,6 +209,15 @@ func NewFamily(v *core.View, o Options) *Family {
 		}
 		f.Les = append(f.Les, "+Inf")
 	}
+	if f.Type == Summary {
+		for _, q := range v.Agg.Quantiles() {
+			if o.OpenCensus {
+				f.Qs = append(f.Qs, string(AppendFloat(nil, q)))
+			} else {
+				f.Qs = append(f.Qs, string(AppendOpenMetricsFloat(nil, q)))
+			}
+		}
+	}
 
 	labelName := LabelName
 	if o.OpenCensus {
@@ -210,6 +228,9 @@ func NewFamily(v *core.View, o Options) *Family {
 		base := labelName(k)
 		if f.Type == Histogram && base == "le" {
 			base = "key_le"
+		}
+		if f.Type == Summary && base == "quantile" {
+			base = "key_quantile"
 		}
 		ln := base
 		for n := 1; taken[ln]; n++ {
@@ -222,6 +243,9 @@ func NewFamily(v *core.View, o Options) *Family {
 		name := c.Name
 		if f.Type == Histogram && name == "le" {
 			name = "key_le"
+		}
+		if f.Type == Summary && name == "quantile" {
+			name = "key_quantile"
 		}
 		if !taken[name] {
 			taken[name] = true
@@ -247,6 +271,8 @@ func (f *Family) Names() []string {
 	switch f.Type {
 	case Histogram:
 		names = append(names, f.Name+"_bucket", f.Name+"_sum", f.Name+"_count")
+	case Summary:
+		names = append(names, f.Name+"_sum", f.Name+"_count")
 	case Counter:
 		if f.Sample != f.Name {
 			names = append(names, f.Sample)

@@ -23,7 +23,14 @@ const (
 	gauge = iota
 	counter
 	histogram
+	summary // go_gc_duration_seconds: view.Summary(gcQuantiles...)
 )
+
+// gcQuantiles are go_gc_duration_seconds' quantiles, client_golang's:
+// debug.GCStats.PauseQuantiles of length 5 are the minimum, the 25th,
+// 50th and 75th percentiles and the maximum of the runtime's pause
+// history (its last 256 cycles).
+var gcQuantiles = []float64{0, 0.25, 0.5, 0.75, 1}
 
 // sources of a metric's value other than runtime/metrics samples and
 // /proc (a process metric).
@@ -107,6 +114,8 @@ func newMetric(name, desc, unit, sample string, kind int) Metric {
 		agg = view.Sum()
 	case histogram:
 		agg = view.DistributionUpperInclusive(secondsBounds...)
+	case summary:
+		agg = view.Summary(gcQuantiles...)
 	}
 	return Metric{View: &view.View{Name: name, Description: desc, Measure: stats.Float64(name, desc, unit), Aggregation: agg}, Samples: samples, kind: kind}
 }
@@ -124,7 +133,7 @@ var versionKey = tag.MustNewKey("version")
 // gcMetrics are the Go collector's metrics read from debug.ReadGCStats, as
 // client_golang's baseGoCollector reads them, and go_info.
 func gcMetrics() []Metric {
-	pauses := newMetric("go_gc_duration_seconds", "A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.", "s", "", histogram)
+	pauses := newMetric("go_gc_duration_seconds", "A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.", "s", "", summary)
 	pauses.src = srcGCPauses
 	last := newMetric("go_memstats_last_gc_time_seconds", "Number of seconds since 1970 of last garbage collection.", "s", "", gauge)
 	last.src = srcLastGC
@@ -138,9 +147,9 @@ func gcMetrics() []Metric {
 // client_golang v1.25.0's Go collector (collectors.NewGoCollector(), its
 // default runtime/metrics rules) names them once exported to Prometheus,
 // with its help text: go_goroutines, go_info{version},
-// go_memstats_heap_alloc_bytes, ... (go_gc_duration_seconds as a
-// histogram, and go_memstats_alloc_bytes, the gauge, left out: see the
-// package doc, "Differences from client_golang"). Three more are
+// go_memstats_heap_alloc_bytes, go_gc_duration_seconds (a summary), ...
+// (go_memstats_alloc_bytes, the gauge, left out: see the package doc,
+// "Differences from client_golang"). Three more are
 // client_golang's with its MetricsAll rule, under its names:
 // go_gc_cycles_total_gc_cycles_total, go_sched_latencies_seconds and
 // go_sched_pauses_total_gc_seconds.
@@ -249,12 +258,12 @@ type collector struct {
 
 	// GC statistics, for go_gc_duration_seconds and
 	// go_memstats_last_gc_time_seconds: read (needGC), its buffers kept
-	// from one snapshot to the next (ReadGCStats then allocates nothing),
-	// and the cycle count and total pause recorded so far.
-	needGC  bool
-	gcs     debug.GCStats
-	gcNum   int64
-	gcTotal time.Duration
+	// from one snapshot to the next (ReadGCStats then allocates nothing;
+	// its PauseQuantiles have gcQuantiles' length), and the quantiles in
+	// seconds.
+	needGC bool
+	gcs    debug.GCStats
+	gcq    []float64
 
 	infoCtx context.Context // go_info's tags: version=runtime.Version()
 }
@@ -316,11 +325,15 @@ func Enable(opts Options) error {
 	for i, m := range c.ms {
 		c.ms2[i] = m.View.Measure.(*stats.Float64Measure)
 		c.needGC = c.needGC || m.src == srcLastGC || m.src == srcGCPauses
-		if m.kind == histogram {
+		if m.kind == histogram || m.kind == summary {
 			if cv := core.FindView(m.View.Name); cv != nil {
 				c.aggs[i] = cv.Agg
 			}
 		}
+	}
+	if c.needGC {
+		c.gcs.PauseQuantiles = make([]time.Duration, len(gcQuantiles))
+		c.gcq = make([]float64, len(gcQuantiles))
 	}
 	c.idx = make([][]int, len(c.ms))
 	at := map[string]int{}
@@ -403,7 +416,7 @@ func (c *collector) apply() {
 			v = float64(c.gcs.LastGC.UnixNano()) / 1e9
 		case m.src == srcGCPauses:
 			if c.aggs[i] != nil {
-				c.recordPauses(c.aggs[i])
+				c.setPauses(c.aggs[i])
 			}
 			continue
 		case m.src == srcInfo:
@@ -450,30 +463,21 @@ func (c *collector) apply() {
 	}
 }
 
-// recordPauses records into agg the GC cycles completed since the last
-// snapshot, one value per cycle, its stop-the-world pause time
-// (debug.GCStats.Pause, the runtime's history of the last 256 cycles, most
-// recent first): the histogram's count is then GCStats.NumGC and its sum
-// GCStats.PauseTotal, which are client_golang's go_gc_duration_seconds
-// _count and _sum. Cycles that left the history before a snapshot read
-// them (more than 256 since the last one) are recorded together at their
-// mean pause, so that count and sum stay those totals.
-func (c *collector) recordPauses(agg *core.Aggregator) {
+// setPauses sets go_gc_duration_seconds (agg, a summary) from the GC
+// statistics read, as client_golang v1.25.0's baseGoCollector builds its
+// summary: count GCStats.NumGC, sum GCStats.PauseTotal in seconds, and
+// quantiles 0, 0.25, 0.5, 0.75 and 1 GCStats.PauseQuantiles in seconds
+// (the minimum, quartiles and maximum of the runtime's history of the
+// last 256 stop-the-world pauses; all 0 before the first cycle, as
+// ReadGCStats gives them). One allocation (the summary's value).
+func (c *collector) setPauses(agg *core.Aggregator) {
 	g := &c.gcs
-	n := g.NumGC - c.gcNum
-	if n <= 0 {
-		return
+	for i, q := range g.PauseQuantiles {
+		c.gcq[i] = q.Seconds()
 	}
-	rest := g.PauseTotal - c.gcTotal
-	k := min(n, int64(len(g.Pause)))
-	for _, p := range g.Pause[:k] {
-		agg.RecordDistN(nil, p.Seconds(), 1)
-		rest -= p
+	if err := agg.SetSummary(nil, uint64(g.NumGC), g.PauseTotal.Seconds(), c.gcq); err != nil {
+		c.cb.Report(fmt.Errorf("runmetrics: go_gc_duration_seconds: %w", err))
 	}
-	if n > k {
-		agg.RecordDistN(nil, max(rest, 0).Seconds()/float64(n-k), uint64(n-k))
-	}
-	c.gcNum, c.gcTotal = g.NumGC, g.PauseTotal
 }
 
 // recordHist records the counts of h added since last into agg, each

@@ -1,11 +1,11 @@
 package runmetrics_test
 
 import (
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -212,12 +212,12 @@ func BenchmarkCollect(b *testing.B) {
 
 // TestGCDurationAsClientGolang checks go_gc_duration_seconds and
 // go_memstats_last_gc_time_seconds against debug.ReadGCStats, which
-// client_golang reads for its go_gc_duration_seconds (_count NumGC, _sum
-// PauseTotal) and go_memstats_last_gc_time_seconds, with GC off between
-// the reads: the count and the last GC time exactly, the sum to 1e-9 (a
-// sum of float seconds). The second round runs more GC cycles than the
-// runtime's pause history keeps (256), so that some are recorded at
-// their mean pause.
+// client_golang reads for its go_gc_duration_seconds (a summary: _count
+// NumGC, _sum PauseTotal, quantiles 0, 0.25, 0.5, 0.75 and 1 the five
+// PauseQuantiles) and go_memstats_last_gc_time_seconds, with GC off
+// between the reads: all exactly. The second round runs more GC cycles
+// than the runtime's pause history keeps (256): the quantiles are the
+// history's, the count and sum every cycle's.
 func TestGCDurationAsClientGolang(t *testing.T) {
 	if err := runmetrics.Enable(runmetrics.Options{NoProcess: true}); err != nil {
 		t.Fatal(err)
@@ -229,6 +229,7 @@ func TestGCDurationAsClientGolang(t *testing.T) {
 		}
 		old := debug.SetGCPercent(-1)
 		var before, after debug.GCStats
+		before.PauseQuantiles = make([]time.Duration, 5) // client_golang's
 		debug.ReadGCStats(&before)
 		metric.Collect()
 		debug.ReadGCStats(&after)
@@ -240,12 +241,26 @@ func TestGCDurationAsClientGolang(t *testing.T) {
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("go_gc_duration_seconds: %d rows, %v", len(rows), err)
 		}
-		d := rows[0].Data.(*view.DistributionData)
+		d, ok := rows[0].Data.(*view.SummaryData)
+		if !ok {
+			t.Fatalf("go_gc_duration_seconds: %T; want a summary", rows[0].Data)
+		}
 		if d.Count != before.NumGC {
 			t.Errorf("round %d: go_gc_duration_seconds_count = %d; want NumGC %d", round, d.Count, before.NumGC)
 		}
-		if sum, want := d.Sum(), before.PauseTotal.Seconds(); math.Abs(sum-want) > 1e-9*want {
+		if sum, want := d.Sum, before.PauseTotal.Seconds(); sum != want {
 			t.Errorf("round %d: go_gc_duration_seconds_sum = %v; want PauseTotal %v", round, sum, want)
+		}
+		if !slices.Equal(d.Quantiles, []float64{0, 0.25, 0.5, 0.75, 1}) || len(d.Values) != 5 {
+			t.Fatalf("round %d: quantiles %v, values %v", round, d.Quantiles, d.Values)
+		}
+		for i, q := range before.PauseQuantiles {
+			if d.Values[i] != q.Seconds() {
+				t.Errorf("round %d: go_gc_duration_seconds{quantile=%v} = %v; want PauseQuantiles[%d] %v", round, d.Quantiles[i], d.Values[i], i, q.Seconds())
+			}
+		}
+		if d.Values[4] == 0 || d.Values[0] > d.Values[4] {
+			t.Errorf("round %d: quantiles %v after %d cycles", round, d.Values, cycles)
 		}
 		if got, want := value(t, "go_memstats_last_gc_time_seconds"), float64(before.LastGC.UnixNano())/1e9; got != want {
 			t.Errorf("round %d: go_memstats_last_gc_time_seconds = %v; want %v", round, got, want)

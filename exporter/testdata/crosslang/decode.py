@@ -30,12 +30,15 @@ DIST = (3, 6)
 # An exponential distribution (7): count, sum, min, max, scale, zero_count,
 # positive_offset, positive_counts, negative_offset, negative_counts.
 EXP = 7
+# A summary (8): count, sum, quantile_values (one float per quantile; the
+# view's bounds are its quantiles, in 0..1, increasing); no overflow row.
+SUMMARY = 8
 INT32 = (-(1 << 31), (1 << 31) - 1)
 
 
 def data_len(agg):
     """How many data elements a row of aggregation agg has."""
-    return 6 if agg in DIST else 10 if agg == EXP else 1
+    return 6 if agg in DIST else 10 if agg == EXP else 3 if agg == SUMMARY else 1
 
 
 def exp_range(offset, counts, sign):
@@ -55,7 +58,7 @@ def rows_of(version, agg, nkeys, nbounds, rows):
         return rows
     n, values, data, starts = rows
     assert len(values) == nkeys, "not one value column per key"
-    assert len(data) == (6 + nbounds if agg in DIST else data_len(agg)), "wrong number of data columns"
+    assert len(data) == (6 + nbounds if agg in DIST else 2 + nbounds if agg == SUMMARY else data_len(agg)), "wrong number of data columns"
     assert all(len(col) == n for col in values + data), "column length is not n"
     assert len(starts) % 2 == 0, "starts are not pairs"
     idx = starts[0::2]
@@ -68,6 +71,8 @@ def rows_of(version, agg, nkeys, nbounds, rows):
             row += [data[c][i] for c in range(5)] + [[col[i] for col in data[5:]]]
         elif agg == EXP:  # a column per field; the counts columns hold arrays
             row += [col[i] for col in data]
+        elif agg == SUMMARY:  # count, sum, then a column per quantile
+            row += [data[0][i], data[1][i], [col[i] for col in data[2:]]]
         else:
             row.append(data[0][i])
         if i in own:
@@ -111,8 +116,12 @@ def decode(raw):
         "resource": {s(k): s(v) for k, v in resource}, "views": {},
     }
     for name, desc, unit, agg, keys, bounds, vstart, rows, overflow in views:
-        assert agg in (1, 2, 3, 4, 5, 6, 7), "aggregation %r" % agg
-        assert agg in DIST or not bounds, "bounds on aggregation %r" % agg
+        assert agg in (1, 2, 3, 4, 5, 6, 7, 8), "aggregation %r" % agg
+        assert agg in DIST or agg == SUMMARY or not bounds, "bounds on aggregation %r" % agg
+        if agg == SUMMARY:
+            assert all(0 <= q <= 1 for q in bounds), "quantile outside 0..1"
+            assert all(a < b for a, b in zip(bounds, bounds[1:])), "quantiles not increasing"
+            assert overflow is None, "summary overflow row"
         # A typed key is [ref, type]: its values are the text of an
         # OpenTelemetry attribute of that type.
         types = [k[1] if isinstance(k, list) else 0 for k in keys]
@@ -153,6 +162,11 @@ def decode(raw):
                 r.update(count=count, sum=total, min=mn, max=mx, scale=scale, zero_count=zero,
                          positive=exp_range(poff, pos, "positive"), negative=exp_range(noff, neg, "negative"))
                 assert zero + sum(pos) + sum(neg) == count, "zero count and bucket counts do not add up to count"
+            elif agg == SUMMARY:
+                count, total, qvalues = data
+                assert isinstance(count, int) and count >= 0, "summary count is not unsigned"
+                assert isinstance(qvalues, list) and len(qvalues) == len(bounds), "quantile values: not one per quantile"
+                r.update(count=count, sum=total, quantiles=[[q, x] for q, x in zip(bounds, qvalues)])
             v["rows"].append(r)
     return out
 

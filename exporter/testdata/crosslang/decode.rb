@@ -30,11 +30,15 @@ DIST = [3, 6].freeze
 # An exponential distribution (7): count, sum, min, max, scale, zero_count,
 # positive_offset, positive_counts, negative_offset, negative_counts.
 EXP = 7
+# A summary (8): count, sum, quantile_values (one float per quantile; the
+# view's bounds are its quantiles, in 0..1, increasing); no overflow row.
+SUMMARY = 8
 INT32 = (-(1 << 31))..((1 << 31) - 1)
 
 # How many data elements a row of aggregation agg has.
 def data_len(agg)
   return 6 if DIST.include?(agg)
+  return 3 if agg == SUMMARY
   agg == EXP ? 10 : 1
 end
 
@@ -54,7 +58,11 @@ def rows_of(version, agg, nkeys, nbounds, rows)
   return rows if version == 1
   n, values, data, starts = rows
   raise "not one value column per key" unless values.size == nkeys
-  raise "wrong number of data columns" unless data.size == (DIST.include?(agg) ? 6 + nbounds : data_len(agg))
+  ndata = if DIST.include?(agg) then 6 + nbounds
+          elsif agg == SUMMARY then 2 + nbounds
+          else data_len(agg)
+          end
+  raise "wrong number of data columns" unless data.size == ndata
   raise "column length is not n" unless (values + data).all? { |col| col.size == n }
   raise "starts are not pairs" unless starts.size.even?
   idx = starts.each_slice(2).map(&:first)
@@ -66,6 +74,8 @@ def rows_of(version, agg, nkeys, nbounds, rows)
       row += (0...5).map { |c| data[c][i] } + [data[5..].map { |col| col[i] }]
     elsif agg == EXP # a column per field; the counts columns hold arrays
       row += data.map { |col| col[i] }
+    elsif agg == SUMMARY # count, sum, then a column per quantile
+      row += [data[0][i], data[1][i], data[2..].map { |col| col[i] }]
     else
       row << data[0][i]
     end
@@ -104,8 +114,13 @@ def decode(raw)
           "start" => start.utc.iso8601(9), "end" => finish.utc.iso8601(9),
           "resource" => resource.to_h { |k, v| [strings[k], strings[v]] }, "views" => {} }
   views.each do |name, desc, unit, agg, keys, bounds, _vstart, rows, overflow|
-    raise "aggregation #{agg}" unless (1..7).include?(agg)
-    raise "bounds on aggregation #{agg}" unless DIST.include?(agg) || bounds.empty?
+    raise "aggregation #{agg}" unless (1..8).include?(agg)
+    raise "bounds on aggregation #{agg}" unless DIST.include?(agg) || agg == SUMMARY || bounds.empty?
+    if agg == SUMMARY
+      raise "quantile outside 0..1" unless bounds.all? { |q| q >= 0 && q <= 1 }
+      raise "quantiles not increasing" unless bounds.each_cons(2).all? { |a, b| a < b }
+      raise "summary overflow row" unless overflow.nil?
+    end
     # A typed key is [ref, type]: its values are the text of an
     # OpenTelemetry attribute of that type.
     types = keys.map { |k| k.is_a?(Array) ? k[1] : 0 }
@@ -143,6 +158,11 @@ def decode(raw)
         r.merge!("count" => count, "sum" => total, "min" => mn, "max" => mx, "scale" => scale, "zero_count" => zero,
                  "positive" => exp_range(poff, pos, "positive"), "negative" => exp_range(noff, neg, "negative"))
         raise "zero count and bucket counts do not add up to count" unless zero + pos.sum + neg.sum == count
+      when SUMMARY
+        count, total, qvalues = data
+        raise "summary count is not unsigned" unless count.is_a?(Integer) && count >= 0
+        raise "quantile values: not one per quantile" unless qvalues.is_a?(Array) && qvalues.size == bounds.size
+        r.merge!("count" => count, "sum" => total, "quantiles" => bounds.zip(qvalues))
       end
       v["rows"] << r
     end
