@@ -412,27 +412,10 @@ func (e *Encoder) appendMetric(b []byte, v *core.View, end uint64) []byte {
 			}
 		}
 	}
-	name, desc, unit := e.str(v.NameID), m.Help, m.Unit
-	metric := lenFieldSize(len(name)) + lenFieldSize(data)
-	if desc != "" {
-		metric += lenFieldSize(len(desc))
-	}
-	if unit != "" {
-		metric += lenFieldSize(len(unit))
-	}
-
 	// Pass 2: write, the fields of each message in protobuf-go's order
 	// (by field number, the members of a oneof last), so that our bytes are
 	// exactly proto.Marshal's for the message they decode to (tested).
-	b = appendLen(b, tagSMMetrics, metric)
-	b = appendString(b, tagMetricName, name)
-	if desc != "" {
-		b = appendString(b, tagMetricDescription, desc)
-	}
-	if unit != "" {
-		b = appendString(b, tagMetricUnit, unit)
-	}
-	b = appendLen(b, dataTag, data)
+	b = appendMetricHead(b, e.str(v.NameID), m.Help, m.Unit, dataTag, data)
 	for i := range e.points {
 		p := &e.points[i]
 		b = appendLen(b, tagDataPoints, p.size)
@@ -628,4 +611,28 @@ func (e *Encoder) read(kind core.Kind, s *core.Series, st *delta.View, p *point)
 		e.counts = append(e.counts, uint64(c))
 	}
 	return true
+}
+
+// appendMetricHead appends a ScopeMetrics' Metric field up to its data:
+// the Metric's length, its name, description and unit (the last two left
+// out when empty, as proto3 does), and the header of its data field
+// (dataTag: Sum, Gauge, Histogram, ExponentialHistogram or Summary) of
+// size data, whose points the caller appends next.
+func appendMetricHead(b []byte, name, desc, unit string, dataTag byte, data int) []byte {
+	metric := lenFieldSize(len(name)) + lenFieldSize(data)
+	if desc != "" {
+		metric += lenFieldSize(len(desc))
+	}
+	if unit != "" {
+		metric += lenFieldSize(len(unit))
+	}
+	b = appendLen(b, tagSMMetrics, metric)
+	b = appendString(b, tagMetricName, name)
+	if desc != "" {
+		b = appendString(b, tagMetricDescription, desc)
+	}
+	if unit != "" {
+		b = appendString(b, tagMetricUnit, unit)
+	}
+	return appendLen(b, dataTag, data)
 }

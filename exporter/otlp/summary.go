@@ -83,23 +83,7 @@ func (e *Encoder) appendSummaryMetric(b []byte, v *core.View, end uint64) []byte
 	}
 	e.npoints += len(e.points)
 	m := &vm.Metric
-	name, desc, unit := e.str(v.NameID), m.Help, m.Unit
-	metric := lenFieldSize(len(name)) + lenFieldSize(data)
-	if desc != "" {
-		metric += lenFieldSize(len(desc))
-	}
-	if unit != "" {
-		metric += lenFieldSize(len(unit))
-	}
-	b = appendLen(b, tagSMMetrics, metric)
-	b = appendString(b, tagMetricName, name)
-	if desc != "" {
-		b = appendString(b, tagMetricDescription, desc)
-	}
-	if unit != "" {
-		b = appendString(b, tagMetricUnit, unit)
-	}
-	b = appendLen(b, tagMetricSummary, data)
+	b = appendMetricHead(b, e.str(v.NameID), m.Help, m.Unit, tagMetricSummary, data)
 	n := len(qs)
 	for i := range e.points {
 		p := &e.points[i]

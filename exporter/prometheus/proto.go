@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/zerostat/zerostat/internal/accept"
 	"github.com/zerostat/zerostat/internal/core"
 	"github.com/zerostat/zerostat/internal/delta"
 	"github.com/zerostat/zerostat/internal/promname"
@@ -428,19 +429,12 @@ func splitNanos(ns int64) (sec int64, nanos int32) {
 // and encoding=delimited, as Prometheus asks for it (client_golang's
 // expfmt.Negotiate serves protobuf only to such a range). No allocation.
 func protoParams(header string) bool {
-	for rest := header; rest != ""; {
-		var r string
-		r, rest, _ = strings.Cut(rest, ",")
-		mt, params, _ := strings.Cut(r, ";")
-		if !strings.EqualFold(strings.TrimSpace(mt), protoType) {
+	for mt, params := range accept.Ranges(header) {
+		if !strings.EqualFold(mt, protoType) {
 			continue
 		}
 		proto, delimited, zero := false, false, false
-		for params != "" {
-			var p string
-			p, params, _ = strings.Cut(params, ";")
-			k, v, _ := strings.Cut(p, "=")
-			k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)
+		for k, v := range accept.Params(params) {
 			switch {
 			case strings.EqualFold(k, "proto"):
 				proto = v == protoMessage

@@ -6,6 +6,7 @@
 package accept
 
 import (
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,17 +47,9 @@ func Negotiate(header string, offers []Offer) int {
 // (0 if none).
 func quality(header string, o Offer) float64 {
 	q, spec := 0.0, -1
-	for rest := header; rest != ""; {
-		var r string
-		r, rest, _ = strings.Cut(rest, ",")
-		mt, params, _ := strings.Cut(r, ";")
-		mt = strings.TrimSpace(mt)
+	for mt, params := range Ranges(header) {
 		rq, version := 1.0, ""
-		for params != "" {
-			var p string
-			p, params, _ = strings.Cut(params, ";")
-			k, v, _ := strings.Cut(p, "=")
-			k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)
+		for k, v := range Params(params) {
 			switch {
 			case strings.EqualFold(k, "q"):
 				if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
@@ -88,6 +81,37 @@ func quality(header string, o Offer) float64 {
 		}
 	}
 	return q
+}
+
+// Ranges yields the media ranges of an Accept header: each range's media
+// type (trimmed) and its parameters (the text after the first ';', for
+// Params). No allocation.
+func Ranges(header string) iter.Seq2[string, string] {
+	return func(yield func(mediaType, params string) bool) {
+		for rest := header; rest != ""; {
+			var r string
+			r, rest, _ = strings.Cut(rest, ",")
+			mt, params, _ := strings.Cut(r, ";")
+			if !yield(strings.TrimSpace(mt), params) {
+				return
+			}
+		}
+	}
+}
+
+// Params yields the parameters of a media range (from Ranges): each name
+// and value, trimmed, the value unquoted. No allocation.
+func Params(params string) iter.Seq2[string, string] {
+	return func(yield func(name, value string) bool) {
+		for params != "" {
+			var p string
+			p, params, _ = strings.Cut(params, ";")
+			k, v, _ := strings.Cut(p, "=")
+			if !yield(strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)) {
+				return
+			}
+		}
+	}
 }
 
 // WriteBody writes body as the complete response (status 200) with its
