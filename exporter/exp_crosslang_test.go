@@ -14,77 +14,16 @@ import (
 	"time"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/exprow"
 	"github.com/zerostat/zerostat/internal/msgpack"
 )
-
-// handExpRow is an exponential distribution row written by hand (counts
-// as int64, so that a test can write a negative one).
-type handExpRow struct {
-	count          uint64
-	sum, min, max  float64
-	scale          int64
-	zero           uint64
-	posOff, negOff int64
-	pos, neg       []int64
-}
-
-func (r *handExpRow) field(b []byte, c int) []byte {
-	counts := func(b []byte, cs []int64) []byte {
-		b = msgpack.AppendArrayHeader(b, uint32(len(cs)))
-		for _, x := range cs {
-			b = msgpack.AppendInt(b, x)
-		}
-		return b
-	}
-	switch c {
-	case 0:
-		return msgpack.AppendUint(b, r.count)
-	case 1:
-		return msgpack.AppendFloat(b, r.sum)
-	case 2:
-		return msgpack.AppendFloat(b, r.min)
-	case 3:
-		return msgpack.AppendFloat(b, r.max)
-	case 4:
-		return msgpack.AppendInt(b, r.scale)
-	case 5:
-		return msgpack.AppendUint(b, r.zero)
-	case 6:
-		return msgpack.AppendInt(b, r.posOff)
-	case 7:
-		return counts(b, r.pos)
-	case 8:
-		return msgpack.AppendInt(b, r.negOff)
-	}
-	return counts(b, r.neg)
-}
 
 // handExpPayload is a payload of one exponential distribution view "e"
 // (no keys) with the given rows, in version 1's rows or version 2's
 // columns, written as docs/wire-format.md says and not by the encoder.
-func handExpPayload(version int, rows ...handExpRow) []byte {
+func handExpPayload(version int, rows ...exprow.Row) []byte {
 	return handPayload(version, wire.ExponentialDistribution, func(b []byte) []byte {
-		if version == wire.Version {
-			b = msgpack.AppendArrayHeader(b, uint32(len(rows)))
-			for i := range rows {
-				b = msgpack.AppendArrayHeader(b, wire.ExpDataLen)
-				for c := range wire.ExpDataLen {
-					b = rows[i].field(b, c)
-				}
-			}
-			return b
-		}
-		b = msgpack.AppendArrayHeader(b, wire.ColumnsLen)
-		b = msgpack.AppendUint(b, uint64(len(rows)))
-		b = msgpack.AppendArrayHeader(b, 0)
-		b = msgpack.AppendArrayHeader(b, wire.ExpDataLen)
-		for c := range wire.ExpDataLen {
-			b = msgpack.AppendArrayHeader(b, uint32(len(rows)))
-			for i := range rows {
-				b = rows[i].field(b, c)
-			}
-		}
-		return msgpack.AppendArrayHeader(b, 0)
+		return exprow.AppendRows(b, version, rows)
 	})
 }
 
@@ -124,10 +63,10 @@ func frame(payloads ...[]byte) []byte {
 // scales and int32 offsets), to what Go's reader decodes; and refuse,
 // naming the fault, the malformed rows Go's reader refuses.
 func TestCrossLanguageExponentialHandBuilt(t *testing.T) {
-	good := []handExpRow{
-		{count: 5, sum: 4.75, min: -2, max: 3, scale: 0, zero: 1, posOff: -1, pos: []int64{1, 0, 2}, negOff: 0, neg: []int64{1}},
-		{count: 2, sum: 1.5, min: 0.5, max: 1, scale: 20, posOff: -1 << 20, pos: []int64{1, 1}},
-		{count: 3, sum: -1, min: -1e300, max: 1e-300, scale: -10, posOff: math.MinInt32, pos: []int64{2}, negOff: math.MaxInt32, neg: []int64{1}},
+	good := []exprow.Row{
+		{Count: 5, Sum: 4.75, Min: -2, Max: 3, Scale: 0, Zero: 1, PosOff: -1, Pos: []int64{1, 0, 2}, NegOff: 0, Neg: []int64{1}},
+		{Count: 2, Sum: 1.5, Min: 0.5, Max: 1, Scale: 20, PosOff: -1 << 20, Pos: []int64{1, 1}},
+		{Count: 3, Sum: -1, Min: -1e300, Max: 1e-300, Scale: -10, PosOff: math.MinInt32, Pos: []int64{2}, NegOff: math.MaxInt32, Neg: []int64{1}},
 	}
 	for _, version := range wire.Versions {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
@@ -155,14 +94,14 @@ func TestCrossLanguageExponentialHandBuilt(t *testing.T) {
 	}
 	bad := []struct {
 		name string
-		row  handExpRow
+		row  exprow.Row
 		want string // what each reader's error says
 	}{
-		{"counts not adding up", handExpRow{count: 6, min: 1, max: 1, pos: []int64{5}}, "add up to"},
-		{"negative bucket count", handExpRow{count: 1, min: 1, max: 1, pos: []int64{2, -1}}, "not unsigned"},
-		{"offset overflow", handExpRow{count: 2, min: 1, max: 1, posOff: math.MaxInt32, pos: []int64{1, 1}}, "pass index 2^31-1"},
-		{"offset beyond int32", handExpRow{count: 1, min: 1, max: 1, negOff: math.MaxInt32 + 1, neg: []int64{1}}, "not an int32"},
-		{"scale 21", handExpRow{count: 0, min: 1, max: 1, scale: 21}, "scale 21"},
+		{"counts not adding up", exprow.Row{Count: 6, Min: 1, Max: 1, Pos: []int64{5}}, "add up to"},
+		{"negative bucket count", exprow.Row{Count: 1, Min: 1, Max: 1, Pos: []int64{2, -1}}, "not unsigned"},
+		{"offset overflow", exprow.Row{Count: 2, Min: 1, Max: 1, PosOff: math.MaxInt32, Pos: []int64{1, 1}}, "pass index 2^31-1"},
+		{"offset beyond int32", exprow.Row{Count: 1, Min: 1, Max: 1, NegOff: math.MaxInt32 + 1, Neg: []int64{1}}, "not an int32"},
+		{"scale 21", exprow.Row{Count: 0, Min: 1, Max: 1, Scale: 21}, "scale 21"},
 	}
 	for _, tc := range bad {
 		for _, version := range wire.Versions {

@@ -10,91 +10,29 @@ import (
 	"testing"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/exprow"
 	"github.com/zerostat/zerostat/internal/msgpack"
 	"github.com/zerostat/zerostat/internal/wiretest"
 )
 
-// expRow is an exponential distribution row to write by hand: the
-// counts are int64 so that a test can write a negative one.
-type expRow struct {
-	count          uint64
-	sum, min, max  float64
-	scale          int64
-	zero           uint64
-	posOff, negOff int64
-	pos, neg       []int64
-}
-
-// field appends field c (wire.ExpDataLen of them, in the wire's order).
-func (r *expRow) field(b []byte, c int) []byte {
-	counts := func(b []byte, cs []int64) []byte {
-		b = msgpack.AppendArrayHeader(b, uint32(len(cs)))
-		for _, x := range cs {
-			b = msgpack.AppendInt(b, x)
-		}
-		return b
-	}
-	switch c {
-	case 0:
-		return msgpack.AppendUint(b, r.count)
-	case 1:
-		return msgpack.AppendFloat(b, r.sum)
-	case 2:
-		return msgpack.AppendFloat(b, r.min)
-	case 3:
-		return msgpack.AppendFloat(b, r.max)
-	case 4:
-		return msgpack.AppendInt(b, r.scale)
-	case 5:
-		return msgpack.AppendUint(b, r.zero)
-	case 6:
-		return msgpack.AppendInt(b, r.posOff)
-	case 7:
-		return counts(b, r.pos)
-	case 8:
-		return msgpack.AppendInt(b, r.negOff)
-	}
-	return counts(b, r.neg)
-}
-
 // expPayload is a payload of one exponential distribution view "e" (no
 // keys) with the given rows, in version 1's rows or version 2's columns.
-func expPayload(version int, rows ...expRow) []byte {
+func expPayload(version int, rows ...exprow.Row) []byte {
 	return wiretest.OneViewVersion(version, wire.ExponentialDistribution, nil, func(b []byte) []byte {
-		if version == wire.Version {
-			b = msgpack.AppendArrayHeader(b, uint32(len(rows)))
-			for i := range rows {
-				b = msgpack.AppendArrayHeader(b, wire.ExpDataLen)
-				for c := range wire.ExpDataLen {
-					b = rows[i].field(b, c)
-				}
-			}
-			return b
-		}
-		b = msgpack.AppendArrayHeader(b, wire.ColumnsLen)
-		b = msgpack.AppendUint(b, uint64(len(rows)))
-		b = msgpack.AppendArrayHeader(b, 0) // no keys
-		b = msgpack.AppendArrayHeader(b, wire.ExpDataLen)
-		for c := range wire.ExpDataLen {
-			b = msgpack.AppendArrayHeader(b, uint32(len(rows)))
-			for i := range rows {
-				b = rows[i].field(b, c)
-			}
-		}
-		return msgpack.AppendArrayHeader(b, 0) // no starts
+		return exprow.AppendRows(b, version, rows)
 	}, "", "e")
 }
 
 // goodExp: 0, 0.75, 3, 3 and -2 at scale 0 (the worked example's row).
-var goodExp = expRow{count: 5, sum: 4.75, min: -2, max: 3, scale: 0, zero: 1, posOff: -1, pos: []int64{1, 0, 2}, negOff: 0, neg: []int64{1}}
+var goodExp = exprow.Row{Count: 5, Sum: 4.75, Min: -2, Max: 3, Scale: 0, Zero: 1, PosOff: -1, Pos: []int64{1, 0, 2}, NegOff: 0, Neg: []int64{1}}
 
 // TestDecodeExponential: an exponential distribution's row decodes, in
 // both versions, into its Row (count, sum, min, max) and View.Exp (scale,
 // zero count, the two ranges), and renders in JSON with its ranges.
 func TestDecodeExponential(t *testing.T) {
-	empty := expRow{min: math.Inf(1), max: math.Inf(-1)}
-	wide := expRow{count: 3, sum: 1, min: -1e-300, max: 1e300, scale: -10, posOff: math.MaxInt32 - 1, pos: []int64{1, 1},
-		negOff: math.MinInt32, neg: []int64{1}}
+	empty := exprow.Row{Min: math.Inf(1), Max: math.Inf(-1)}
+	wide := exprow.Row{Count: 3, Sum: 1, Min: -1e-300, Max: 1e300, Scale: -10, PosOff: math.MaxInt32 - 1, Pos: []int64{1, 1},
+		NegOff: math.MinInt32, Neg: []int64{1}}
 	for _, version := range wire.Versions {
 		p, err := wire.Decode(expPayload(version, goodExp, empty, wide))
 		if err != nil {
@@ -150,7 +88,7 @@ func TestDecodeExponentialOverflowRow(t *testing.T) {
 		}
 		over := msgpack.AppendArrayHeader(nil, wire.ExpDataLen)
 		for c := range wire.ExpDataLen {
-			over = goodExp.field(over, c)
+			over = goodExp.Field(over, c)
 		}
 		b = append(append(b[:i:i], over...), tail[1:]...)
 		p, err := wire.Decode(b)
@@ -173,30 +111,30 @@ func TestDecodeExponentialOverflowRow(t *testing.T) {
 // error wrapping ErrMalformed that names the field and what is wrong, in
 // both versions, never a panic.
 func TestDecodeExponentialMalformed(t *testing.T) {
-	with := func(f func(r *expRow)) expRow {
+	with := func(f func(r *exprow.Row)) exprow.Row {
 		r := goodExp
-		r.pos = append([]int64(nil), goodExp.pos...)
+		r.Pos = append([]int64(nil), goodExp.Pos...)
 		f(&r)
 		return r
 	}
 	for _, tc := range []struct {
 		name string
-		row  expRow
+		row  exprow.Row
 		want string
 	}{
-		{"count above the buckets", with(func(r *expRow) { r.count = 6 }), `view "e": zero count 1 and bucket counts add up to 5; count is 6`},
-		{"count below the buckets", with(func(r *expRow) { r.count = 4 }), "add up to 5; count is 4"},
-		{"zero count off", with(func(r *expRow) { r.zero = 0 }), "zero count 0 and bucket counts add up to 4; count is 5"},
-		{"counts overflow", with(func(r *expRow) {
-			r.zero, r.pos, r.neg, r.count = 1, []int64{math.MaxInt64, math.MaxInt64}, []int64{1}, 0
+		{"count above the buckets", with(func(r *exprow.Row) { r.Count = 6 }), `view "e": zero count 1 and bucket counts add up to 5; count is 6`},
+		{"count below the buckets", with(func(r *exprow.Row) { r.Count = 4 }), "add up to 5; count is 4"},
+		{"zero count off", with(func(r *exprow.Row) { r.Zero = 0 }), "zero count 0 and bucket counts add up to 4; count is 5"},
+		{"counts overflow", with(func(r *exprow.Row) {
+			r.Zero, r.Pos, r.Neg, r.Count = 1, []int64{math.MaxInt64, math.MaxInt64}, []int64{1}, 0
 		}),
 			"zero count and bucket counts overflow a uint64"},
-		{"negative bucket count", with(func(r *expRow) { r.pos[1] = -1 }), ".positive_counts: msgpack: at offset"},
-		{"scale 21", with(func(r *expRow) { r.scale = 21 }), `.scale: at offset`},
-		{"scale -11", with(func(r *expRow) { r.scale = -11 }), "scale -11; want -10 to 20"},
-		{"offset beyond int32", with(func(r *expRow) { r.posOff = math.MaxInt32 + 1 }), ".positive_offset: at offset"},
-		{"offset below int32", with(func(r *expRow) { r.negOff = math.MinInt32 - 1 }), "offset -2147483649; want an int32"},
-		{"last index beyond int32", with(func(r *expRow) { r.posOff = math.MaxInt32 - 1 }),
+		{"negative bucket count", with(func(r *exprow.Row) { r.Pos[1] = -1 }), ".positive_counts: msgpack: at offset"},
+		{"scale 21", with(func(r *exprow.Row) { r.Scale = 21 }), `.scale: at offset`},
+		{"scale -11", with(func(r *exprow.Row) { r.Scale = -11 }), "scale -11; want -10 to 20"},
+		{"offset beyond int32", with(func(r *exprow.Row) { r.PosOff = math.MaxInt32 + 1 }), ".positive_offset: at offset"},
+		{"offset below int32", with(func(r *exprow.Row) { r.NegOff = math.MinInt32 - 1 }), "offset -2147483649; want an int32"},
+		{"last index beyond int32", with(func(r *exprow.Row) { r.PosOff = math.MaxInt32 - 1 }),
 			"3 buckets from offset 2147483646 pass the largest index, 2^31-1"},
 	} {
 		for _, version := range wire.Versions {
@@ -207,7 +145,7 @@ func TestDecodeExponentialMalformed(t *testing.T) {
 		}
 	}
 	// The scale's message, for the large side too.
-	if _, err := wire.Decode(expPayload(1, with(func(r *expRow) { r.scale = 21 }))); err == nil || !strings.Contains(err.Error(), "scale 21; want -10 to 20") {
+	if _, err := wire.Decode(expPayload(1, with(func(r *exprow.Row) { r.Scale = 21 }))); err == nil || !strings.Contains(err.Error(), "scale 21; want -10 to 20") {
 		t.Errorf("scale 21: %v", err)
 	}
 	// Structural faults: a row of the wrong length, bounds on the view,
@@ -221,7 +159,7 @@ func TestDecodeExponentialMalformed(t *testing.T) {
 	}
 	fields := func(upto int, b []byte) []byte {
 		for c := range upto {
-			b = goodExp.field(b, c)
+			b = goodExp.Field(b, c)
 		}
 		return b
 	}
@@ -243,11 +181,11 @@ func TestDecodeExponentialMalformed(t *testing.T) {
 			b = append(b, 0x94, 2, 0x90, 0x9a)
 			for c := range wire.ExpDataLen {
 				if c == 4 { // the scales column: 1 element
-					b = goodExp.field(msgpack.AppendArrayHeader(b, 1), c)
+					b = goodExp.Field(msgpack.AppendArrayHeader(b, 1), c)
 					continue
 				}
 				b = msgpack.AppendArrayHeader(b, 2)
-				b = goodExp.field(goodExp.field(b, c), c)
+				b = goodExp.Field(goodExp.Field(b, c), c)
 			}
 			return append(b, 0x90)
 		}, "", "e"), "views[0].rows.data.scale: at offset 75: array of 1 elements; want 2"},

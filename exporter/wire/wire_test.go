@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zerostat/zerostat/exporter/wire"
+	"github.com/zerostat/zerostat/internal/exprow"
 	"github.com/zerostat/zerostat/internal/msgpack"
 	"github.com/zerostat/zerostat/internal/wiretest"
 	"github.com/zerostat/zerostat/stats"
@@ -495,7 +496,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(wiretest.Columns(3, "c"))
 	f.Add(samplePayloadVersion(f, wire.Version2))
 	for _, v := range wire.Versions {
-		f.Add(expPayload(v, goodExp, expRow{min: math.Inf(1), max: math.Inf(-1), posOff: -3}))
+		f.Add(expPayload(v, goodExp, exprow.Row{Min: math.Inf(1), Max: math.Inf(-1), PosOff: -3}))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := wire.Decode(b)
