@@ -341,16 +341,23 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 	if s := slot.Load(); s != nil && s.agg == a {
 		if sp := s.stripes.Load(); sp != nil {
 			// Striped (recorders on several cores share the series): a
-			// live Count's stripe of this P first, without the tries of
-			// the unstriped cell below and add's call (as Bound's
-			// RecordInt does).
-			if s.fast == fastCount && sp.seal == nil && !s.overflow &&
-				!intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
-				return
+			// live Count's or integer Sum's stripe of this P first,
+			// without the tries of the unstriped cell below and add's
+			// call (as Bound's RecordInt does).
+			if (s.fast == fastCount || s.fast == fastIntSum) && sp.seal == nil && !s.overflow {
+				p := procPin()
+				procUnpin()
+				if s.fast == fastCount {
+					if sp.addCountAt(p) {
+						return
+					}
+				} else if d, ok := smallInt(v); ok && sp.addIntSumAt(p, d) {
+					return
+				}
 			}
-			// Sealed, the overflow series (add counts its records), or
-			// not a Count: add takes every case (a sealed add counted
-			// nothing).
+			// Sealed, the overflow series (add counts its records), an
+			// inexact or contended sum, or another kind: add takes every
+			// case (a sealed or failed try counted nothing).
 			s.add(v, slot)
 		} else if s.fast == fastDist {
 			// A histogram (either kind): its cell's lock, without the

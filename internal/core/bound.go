@@ -90,10 +90,16 @@ const (
 // line stays in every core's cache, a line of its own (the padding): the
 // linker put the two words beside net's DNS wait group and the runtime's
 // poll cache, whose writes would take the line from every core.
+//
+// striped is the ctl word of a first state given up for its series'
+// stripes (ownDone at the epoch; with ctlCount, a Count's): RecordInt then
+// adds to the P's stripe after one compare, without the checks of the
+// state, the subscriber list and the series' kind that the stamp stands
+// for (stampStriped).
 var epochs struct {
-	_          [64]byte
-	sum, count atomic.Uint64
-	_          [48]byte
+	_                   [64]byte
+	sum, count, striped atomic.Uint64
+	_                   [40]byte
 }
 
 const epochStep = 16
@@ -101,12 +107,14 @@ const epochStep = 16
 func init() {
 	epochs.sum.Store(epochStep | ownAttached)
 	epochs.count.Store(epochStep | ownAttached | ctlCount)
+	epochs.striped.Store(epochStep | ownDone)
 }
 
 // nextEpoch moves the subscriber epoch on (under regMu).
 func nextEpoch() {
 	epochs.sum.Add(epochStep)
 	epochs.count.Add(epochStep)
+	epochs.striped.Add(epochStep)
 }
 
 // course returns st's own cell's course.
@@ -238,7 +246,8 @@ func (b *Bound) Record(v float64) {
 // costs 57 of the inliner's budget of 80).
 func (b *Bound) RecordInt(v int64) {
 	var d uint64
-	switch b.first.ctl.Load() {
+	f := b.first.ctl.Load()
+	switch f {
 	case epochs.sum.Load():
 		if int64(int32(v)) != v { // cellDelta's bound
 			b.recordInt(v)
@@ -248,14 +257,41 @@ func (b *Bound) RecordInt(v int64) {
 	case epochs.count.Load():
 		d = 1
 	default:
-		// A Count's handle given up for its series' stripes (recorders
-		// on several cores share it): the current P's stripe, without
-		// recordInt's call (2 goroutines on 2 cores: 0.68x -> 0.6x the
-		// single goroutine's time per record; see recordInt).
+		if f&^ctlCount == epochs.striped.Load() {
+			// The first state given up for its series' stripes, a
+			// Count's (ctlCount) or an integer Sum's, at the current
+			// epoch (stampStriped): the P's stripe of the series in its
+			// slot, unless the series was freed meanwhile.
+			if s := b.first.slot0.Load(); s != nil && !s.overflow {
+				if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
+					p := procPin()
+					procUnpin()
+					if f&ctlCount != 0 {
+						if sp.addCountAt(p) {
+							return
+						}
+					} else if int64(int32(v)) == v && sp.addIntSumAt(p, v) {
+						return
+					}
+				}
+			}
+			b.recordInt(v)
+			return
+		}
+		// A handle given up for its series' stripes (recorders on several
+		// cores share it), not stamped yet: the current P's stripe,
+		// without recordInt's call, and the stamp.
 		if st := b.st.Load(); st.course() != ownAttached {
+			e := epochs.striped.Load() // before the check of the list: see ctl
 			if s := st.slot0.Load(); s != nil && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
-				if s.fast == fastCount {
-					if sp := s.stripes.Load(); sp != nil && sp.seal == nil && !intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
+				if count := s.fast == fastCount; count || s.fast == fastIntSum {
+					if sp := s.stripes.Load(); sp != nil && sp.seal == nil && (count && sp.addCountAt(procID()) || !count && int64(int32(v)) == v && sp.addIntSumAt(procID(), v)) {
+						if st == &b.first {
+							if count {
+								e |= ctlCount
+							}
+							st.stampStriped(e)
+						}
 						return
 					}
 				} else if s.fast == fastDist && s.tryAddDist(float64(v)) {
@@ -271,6 +307,25 @@ func (b *Bound) RecordInt(v int64) {
 	}
 	if w := b.first.own.Add(d); cellFollowUp(w) {
 		b.ownFinish(&b.first, w, float64(v))
+	}
+}
+
+// stampStriped stamps st, a Bound's first state given up (ownDone) for
+// the stripes of its one view's series, a Count's or an integer Sum's,
+// with e: the striped word of the epoch read before the state was found
+// current, with ctlCount for a Count. RecordInt's next records then take
+// its striped case (issue 41, item 13: two goroutines sharing a handle on
+// 2 cores). The stamp stands for what RecordInt's unstamped case checks on
+// each record: the state is current (any change of a subscriber list
+// moves the epoch on), it has one slot, and its series are of that kind
+// (a slot is re-pointed only to a successor in the same view). A view
+// registered or unregistered anywhere makes the stamp stale: the next
+// record takes the unstamped case and stamps the state again, unless a
+// view over this measure changed (the handle then has a new state, and
+// the first is never current again). Inlined.
+func (st *boundState) stampStriped(e uint64) {
+	if f := st.ctl.Load(); f != e && f&ctlCourse == ownDone { // ownDone is final: a stale stamp is stamped again
+		st.ctl.CompareAndSwap(f, e)
 	}
 }
 

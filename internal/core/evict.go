@@ -267,13 +267,16 @@ func (s *Series) seal(seq uint64) {
 	n := 1
 	if ss.orig != nil {
 		n += ss.orig.mask + 1
+		if s.intWords() {
+			n += ss.orig.mask + 1
+		}
 	}
 	ss.words = make([]uint64, n)
 	for i := range ss.words {
 		w := s.wordCell(ss.orig, i)
 		for {
 			old := w.Load()
-			if w.CompareAndSwap(old, s.sealValue(i)) {
+			if w.CompareAndSwap(old, s.sealValue(ss.orig, i)) {
 				ss.words[i] = old
 				break
 			}
@@ -294,8 +297,12 @@ func (s *Series) seal(seq uint64) {
 		ss.total = c
 	case KindSum:
 		f, _ := s.ownSum(ss.words[0])
-		for _, w := range ss.words[1:] {
+		floats, ints := ss.stripeWords()
+		for _, w := range floats {
 			f += math.Float64frombits(w)
+		}
+		for _, w := range ints {
+			f += float64(int64(w))
 		}
 		for _, w := range ss.bound {
 			f += float64(int64(w))
@@ -307,13 +314,24 @@ func (s *Series) seal(seq uint64) {
 	ss.done.Store(true)
 }
 
-// sealValue returns what a seal stores in word cell i of s (see wordCell):
-// an integer cell's seal, or a float cell's.
-func (s *Series) sealValue(i int) uint64 {
-	if s.agg.kind == KindCount || i == 0 && s.agg.intSum {
+// sealValue returns what a seal stores in word cell i of s, of stripes st
+// (see wordCell): an integer cell's seal, or a float cell's.
+func (s *Series) sealValue(st *stripes, i int) uint64 {
+	if s.agg.kind == KindCount || s.agg.intSum && (i == 0 || i > st.mask+1) {
 		return intSealedWord
 	}
 	return sealedWord
+}
+
+// stripeWords returns the sealed values of the stripes' float words (a
+// Count's: its words) and of an integer Sum's integer words (see
+// wordCell).
+func (ss *sealState) stripeWords() (floats, ints []uint64) {
+	if ss.orig == nil {
+		return nil, nil
+	}
+	n := ss.orig.mask + 1
+	return ss.words[1 : 1+n], ss.words[1+n:]
 }
 
 // sealHook, when set (tests), runs in the middle of a seal: marker
@@ -343,10 +361,14 @@ func (s *Series) unseal(ss *sealState) {
 	s.stripes.Store(ss.orig)
 }
 
-// wordCell returns word cell i of s: the series' word, then each stripe's.
+// wordCell returns word cell i of s: the series' word, then each stripe's,
+// then, for an integer Sum, each stripe's integer word.
 func (s *Series) wordCell(st *stripes, i int) *atomic.Uint64 {
 	if i == 0 {
 		return &s.word
+	}
+	if n := st.mask + 1; i > n {
+		return &st.words[(i-1-n)*wordsPerLine+stripeInt]
 	}
 	return &st.words[(i-1)*wordsPerLine]
 }
