@@ -223,7 +223,8 @@ func boundEvictRace(t *testing.T, rec func(*Bound, int64), kind Kind) {
 }
 
 // evictRace runs G goroutines calling record (one record of 1 into a, a
-// Count or an integer Sum of m, each) against a reader that evicts every
+// Count or an integer Sum of m, each; or of any value into a histogram of
+// one bound, read as its count) against a reader that evicts every
 // series of a each round and frees the sealed ones (acknowledges and
 // sweeps) one round in sweepEvery, while another view is subscribed to m
 // and unsubscribed beside: the reads must add up to every record. It ends
@@ -252,10 +253,11 @@ func evictRace(t *testing.T, m *Measure, a *Aggregator, kind Kind, G, sweepEvery
 	started.Wait()
 	close(start)
 	last := map[*Series]int64{}
+	buf := make([]int64, 2)
 	read := func(sweep bool) {
 		seq := a.SealSeq()
 		for _, s := range a.AppendSeries(nil) {
-			last[s] = readInt(kind, s)
+			last[s] = readValue(s, buf)
 		}
 		if sweep {
 			r.Ack(seq)

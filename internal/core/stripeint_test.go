@@ -191,3 +191,92 @@ func TestSmallInt(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramHandleStamp: a handle of one histogram view (classic or
+// exponential) is stamped by its first records through its series' cell,
+// then records after one compare; a view registered elsewhere makes the
+// stamp stale (the next record stamps it again), a second view over the
+// measure ends it, and an evicted series is revived or succeeded as
+// through the unstamped path. Every record counts once in every view.
+func TestHistogramHandleStamp(t *testing.T) {
+	for _, kind := range []Kind{KindDistribution, KindExponential} {
+		m := &Measure{Name: "bound/hist/stamp"}
+		a := NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+		m.Subscribe(a)
+		r := a.AddReader()
+		buf := make([]int64, 2)
+		b := m.Bind(tagsOf("k", "x"))
+		stamped := func() bool {
+			want := epochs.striped.Load() | stampExp
+			if kind == KindDistribution {
+				want = epochs.striped.Load() | stampDist
+			}
+			return b.first.ctl.Load() == want
+		}
+		b.Record(0.5)
+		b.Record(2)
+		if !stamped() {
+			t.Fatalf("kind %d: ctl %#x after two records; want stamped at epoch %#x", kind, b.first.ctl.Load(), epochs.striped.Load())
+		}
+		for i := range 10 {
+			b.Record(float64(i))
+		}
+		s := a.AppendSeries(nil)[0]
+		if got := readValue(s, buf); got != 12 {
+			t.Fatalf("kind %d: count %d; want 12", kind, got)
+		}
+		other := &Measure{Name: "bound/hist/stamp/other"}
+		other.Subscribe(NewAggregator(KindCount, nil, nil, 0))
+		if stamped() {
+			t.Fatalf("kind %d: stamp current after a view registration", kind)
+		}
+		b.Record(3)
+		if !stamped() {
+			t.Fatalf("kind %d: not stamped again at the new epoch", kind)
+		}
+		s.Evict()
+		b.Record(3) // meets the seal: revives s
+		if s.Sealed() || readValue(s, buf) != 14 {
+			t.Fatalf("kind %d: revived: sealed %v, count %d; want live, 14", kind, s.Sealed(), readValue(s, buf))
+		}
+		s.Evict()
+		r.Ack(a.SealSeq())
+		a.Sweep()
+		if a.Len() != 0 {
+			t.Fatalf("kind %d: not freed", kind)
+		}
+		b.Record(3) // to a successor
+		ns := a.AppendSeries(nil)
+		if len(ns) != 1 || ns[0] == s || readValue(ns[0], buf) != 1 {
+			t.Fatalf("kind %d: successor %v; want one new series of 1", kind, ns)
+		}
+		a2 := NewAggregator(KindSum, nil, nil, 0)
+		m.Subscribe(a2)
+		b.Record(3)
+		b.Record(3)
+		if b.st.Load() == &b.first {
+			t.Fatalf("kind %d: a second view kept the first state", kind)
+		}
+		if got := readValue(ns[0], buf); got != 3 {
+			t.Errorf("kind %d: successor's count %d; want 3", kind, got)
+		}
+		if ss := a2.AppendSeries(nil); len(ss) != 1 || ss[0].ReadSum() != 6 {
+			t.Errorf("kind %d: second view %v; want one series of sum 6", kind, ss)
+		}
+	}
+}
+
+// TestHistogramHandleEvictRaceConcurrentSafe: goroutines record through
+// one stamped histogram handle while a reader seals, revives and frees its
+// series and a view comes and goes beside: every record is read once.
+func TestHistogramHandleEvictRaceConcurrentSafe(t *testing.T) {
+	for _, kind := range []Kind{KindDistribution, KindExponential} {
+		t.Run(map[Kind]string{KindDistribution: "distribution", KindExponential: "exponential"}[kind], func(t *testing.T) {
+			m := &Measure{Name: "bound/hist/race"}
+			a := NewAggregator(kind, []string{"k"}, []float64{1}, 0)
+			m.Subscribe(a)
+			b := m.Bind(tagsOf("k", "x"))
+			evictRace(t, m, a, kind, 4, 1, func() { b.Record(2) })
+		})
+	}
+}
