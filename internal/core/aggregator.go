@@ -361,9 +361,21 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			s.add(v, slot)
 		} else if s.fast == fastDist {
 			// A histogram (either kind): its cell's lock, without the
-			// counters' tries below.
-			if !s.tryAddDist(v) {
-				s.add(v, slot)
+			// counters' tries below; an exponential one's without
+			// tryAddDist's call and its load of the kind through the
+			// series (a is s.agg).
+			if a.kind != KindExponential {
+				if !s.tryAddDist(v) {
+					s.add(v, slot)
+				}
+				return
+			}
+			switch addExp(&s.expCell().h, v) {
+			case addOK:
+			case addContended:
+				s.inflate()
+			default:
+				s.add(v, slot) // sealed
 			}
 		} else if ok, w := s.tryAdd(v); ok {
 			if s.followUp(w) {
