@@ -216,11 +216,18 @@ func (b *Bound) Record(v float64) {
 	// (a dependent load, about 1 ns).
 	if f := b.first.ctl.Load(); f&^ctlCount == epochs.striped.Load()|stampExp {
 		if s := b.first.slot0.Load(); s != nil && s.fast == fastDist {
+			if sp := s.stripes.Load(); sp != nil {
+				// Striped (recorders on several cores): the P's cell, as
+				// add would find it (or the seal, which addStriped
+				// follows).
+				s.addStriped(sp, v, &b.first.slot0)
+				return
+			}
 			if f&ctlCount != 0 {
 				if s.tryAddDist(v) {
 					return
 				}
-			} else if s.stripes.Load() == nil {
+			} else {
 				switch addExp(&s.expCell().h, v) {
 				case addOK:
 					return
