@@ -117,15 +117,7 @@ func TestStripedIntegerSumHandleStamp(t *testing.T) {
 			b.RecordInt(3)
 		}
 		b.RecordInt(1 << 40) // past ±2^31: through recordInt, to a float word
-		other := &Measure{Name: "bound/striped/stamp/other"}
-		other.Subscribe(NewAggregator(KindCount, nil, nil, 0))
-		if stamped() {
-			t.Fatalf("kind %d: stamp still current after a view registration", kind)
-		}
-		b.RecordInt(3)
-		if !stamped() {
-			t.Fatalf("kind %d: not stamped again at the new epoch", kind)
-		}
+		restampAfterViewChange(t, kind, stamped, func() { b.RecordInt(3) })
 		a2 := NewAggregator(KindSum, nil, nil, 0)
 		m.Subscribe(a2)
 		b.RecordInt(3)
@@ -225,15 +217,7 @@ func TestHistogramHandleStamp(t *testing.T) {
 		if got := readValue(s, buf); got != 12 {
 			t.Fatalf("kind %d: count %d; want 12", kind, got)
 		}
-		other := &Measure{Name: "bound/hist/stamp/other"}
-		other.Subscribe(NewAggregator(KindCount, nil, nil, 0))
-		if stamped() {
-			t.Fatalf("kind %d: stamp current after a view registration", kind)
-		}
-		b.Record(3)
-		if !stamped() {
-			t.Fatalf("kind %d: not stamped again at the new epoch", kind)
-		}
+		restampAfterViewChange(t, kind, stamped, func() { b.Record(3) })
 		s.Evict()
 		b.Record(3) // meets the seal: revives s
 		if s.Sealed() || readValue(s, buf) != 14 {
@@ -278,5 +262,21 @@ func TestHistogramHandleEvictRaceConcurrentSafe(t *testing.T) {
 			b := m.Bind(tagsOf("k", "x"))
 			evictRace(t, m, a, kind, 4, 1, func() { b.Record(2) })
 		})
+	}
+}
+
+// restampAfterViewChange registers a view over another measure and checks
+// that the handle's stamp (stamped) is stale after it and current again
+// after one record (record, of 3).
+func restampAfterViewChange(t *testing.T, kind Kind, stamped func() bool, record func()) {
+	t.Helper()
+	other := &Measure{Name: "bound/stamp/other"}
+	other.Subscribe(NewAggregator(KindCount, nil, nil, 0))
+	if stamped() {
+		t.Fatalf("kind %d: stamp still current after a view registration", kind)
+	}
+	record()
+	if !stamped() {
+		t.Fatalf("kind %d: not stamped again at the new epoch", kind)
 	}
 }
