@@ -118,13 +118,7 @@ func TestStripedIntegerSumHandleStamp(t *testing.T) {
 		}
 		b.RecordInt(1 << 40) // past ±2^31: through recordInt, to a float word
 		restampAfterViewChange(t, kind, stamped, func() { b.RecordInt(3) })
-		a2 := NewAggregator(KindSum, nil, nil, 0)
-		m.Subscribe(a2)
-		b.RecordInt(3)
-		b.RecordInt(3)
-		if b.st.Load() == &b.first {
-			t.Fatalf("kind %d: a second view kept the first state", kind)
-		}
+		a2 := secondView(t, kind, m, b, func() { b.RecordInt(3) })
 		var sum2 float64
 		if ss := a2.AppendSeries(nil); len(ss) == 1 {
 			sum2 = ss[0].ReadSum()
@@ -234,13 +228,7 @@ func TestHistogramHandleStamp(t *testing.T) {
 		if len(ns) != 1 || ns[0] == s || readValue(ns[0], buf) != 1 {
 			t.Fatalf("kind %d: successor %v; want one new series of 1", kind, ns)
 		}
-		a2 := NewAggregator(KindSum, nil, nil, 0)
-		m.Subscribe(a2)
-		b.Record(3)
-		b.Record(3)
-		if b.st.Load() == &b.first {
-			t.Fatalf("kind %d: a second view kept the first state", kind)
-		}
+		a2 := secondView(t, kind, m, b, func() { b.Record(3) })
 		if got := readValue(ns[0], buf); got != 3 {
 			t.Errorf("kind %d: successor's count %d; want 3", kind, got)
 		}
@@ -279,4 +267,19 @@ func restampAfterViewChange(t *testing.T, kind Kind, stamped func() bool, record
 	if !stamped() {
 		t.Fatalf("kind %d: not stamped again at the new epoch", kind)
 	}
+}
+
+// secondView subscribes a Sum view to m, records twice through b (record,
+// of 3) and checks that b left its first state (its stamp ends with it);
+// it returns the Sum's aggregator.
+func secondView(t *testing.T, kind Kind, m *Measure, b *Bound, record func()) *Aggregator {
+	t.Helper()
+	a2 := NewAggregator(KindSum, nil, nil, 0)
+	m.Subscribe(a2)
+	record()
+	record()
+	if b.st.Load() == &b.first {
+		t.Fatalf("kind %d: a second view kept the first state", kind)
+	}
+	return a2
 }
