@@ -476,7 +476,7 @@ func (b *Bound) recordInt(v int64) {
 //     after that belongs to a freed series: the handle installs a new
 //     state, whose own cell its next record attaches to the successor.
 //   - An integer Sum's cell reached ±2^61: given up (it keeps its sum;
-//     later records go to the series, which stripes to floats).
+//     later records go to the series, which stripes).
 //   - The probe (one add in 64): when it and the probe before it found
 //     another recorder updated the cell since (twoStrikes), recorders on
 //     several cores share the handle, and give the cell up for the

@@ -561,8 +561,9 @@ func (s *Series) ReadDistParts(buckets []int64) DistStats {
 // under 2^31 in magnitude then add with one atomic add instead of a load
 // and a compare-and-swap, and the sum is exact to ±2^61 where a float64
 // rounds past 2^53. A value that is not an integer, or a sum that would
-// pass ±2^61, goes to the series' float stripes (see addIntSum), so a
-// read is the integer plus the stripes' float sums. No effect on other
+// pass ±2^61, goes to the series' stripes (see addIntSum): an integer
+// within ±2^31 to a stripe's integer word, anything else to its float
+// word (addStriped), so a read is the integer plus the stripes' sums. No effect on other
 // kinds. Not safe for concurrent use: call it before the aggregator is
 // published.
 func (a *Aggregator) IntegerSums() {

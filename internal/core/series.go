@@ -123,7 +123,7 @@ func (a *Aggregator) newSeries(h uint64, vals []string, v float64) *Series {
 	}
 	if s.addTo(&s.word, nil, s.distCell(), v) == addFull {
 		s.inflate()
-		s.add(v, nil) // to a float stripe: s is not published, so not sealed
+		s.add(v, nil) // to a stripe: s is not published, so not sealed
 	}
 	return s
 }
@@ -367,7 +367,7 @@ func (s *Series) tryAddFloat(v float64) (ok bool, w uint64) {
 // a live value: a count stays below 3·2^60 (it would need that many
 // records), an integer sum within ±(2^61 + those adds), since add keeps
 // it within ±2^61 and an atomic add that passes 2^61 stripes the series
-// (finish), sending later records to its float stripes.
+// (finish), sending later records to its stripes.
 const (
 	intSealedWord = 1 << 62
 	intSealedMin  = 3 << 60
@@ -417,7 +417,7 @@ func (s *Series) finish(w uint64, v float64) {
 	case s.fast == fastSum:
 		s.keptErr(w, v)
 	case intSumFull(w):
-		s.inflate() // later records add to float stripes (a count never gets there)
+		s.inflate() // later records add to stripes (a count never gets there)
 	default:
 		s.probe(w)
 	}
@@ -470,7 +470,7 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		s.agg.recordSealed(s, slot, v)
 	case addFull:
 		s.inflate()
-		s.add(v, slot) // to the P's float stripe (or the seal that came first)
+		s.add(v, slot) // to the P's stripe (or the seal that came first)
 	}
 }
 
@@ -601,7 +601,8 @@ func addIntSlow(p *atomic.Uint64, d uint64) addResult {
 // addIntSum adds v to an integer Sum's own cell p, exactly, unless v is not
 // an integer, or the sum would reach ±2^61 (intSumMax): then it returns
 // addFull, having added nothing, and the caller stripes the series and
-// adds v to a float stripe. (A Float64 measure of the view's measure's
+// adds v to a stripe (its integer word, or for a value an integer word
+// does not take, its float word). (A Float64 measure of the view's measure's
 // name records into the same views, with values of its own.)
 func addIntSum(p *atomic.Uint64, v float64) addResult {
 	if v != math.Trunc(v) || math.Abs(v) >= intSumMax {
