@@ -181,23 +181,14 @@ func spanCounts[T int64 | uint64](offset int32, counts []T) map[int32]uint64 {
 	return m
 }
 
-// runHist runs the loop of a histogram row: record(i) for iteration i,
-// single or under RunParallel; it returns each recorder's iterations.
-func runHist(b *testing.B, parallel bool, record func(i int)) []int {
+// runHistParallel runs the loop of a parallel histogram row under
+// RunParallel (see parallelLoops); it returns each recorder's iterations.
+func runHistParallel(b *testing.B, loop func(pb *testing.PB) int) []int {
 	b.ReportAllocs()
-	if parallel {
-		b.ResetTimer()
-		counts := parallelCounts(b, record)
-		b.StopTimer()
-		return counts
-	}
-	i := 0
-	for b.Loop() {
-		record(i)
-		i++
-	}
+	b.ResetTimer()
+	counts := parallelLoops(b, loop)
 	b.StopTimer()
-	return []int{i}
+	return counts
 }
 
 // zerostat: a view of view.ExponentialDistribution(0, 0) keyed by 2 tags;
@@ -215,7 +206,13 @@ func zsExp(handle, parallel bool) func(*testing.B) {
 		if handle {
 			h := m.Bind(tag.FromContext(ctx))
 			if parallel {
-				counts = runHist(b, true, func(i int) { h.Record(histValues[i&1023]) })
+				counts = runHistParallel(b, func(pb *testing.PB) int {
+					i := 0
+					for ; pb.Next(); i++ {
+						h.Record(histValues[i&1023])
+					}
+					return i
+				})
 			} else {
 				// The loop written out, as a user's is (no closure call).
 				i := 0
@@ -229,7 +226,13 @@ func zsExp(handle, parallel bool) func(*testing.B) {
 			}
 		} else {
 			if parallel {
-				counts = runHist(b, true, func(i int) { stats.Record(ctx, m.M(histValues[i&1023])) })
+				counts = runHistParallel(b, func(pb *testing.PB) int {
+					i := 0
+					for ; pb.Next(); i++ {
+						stats.Record(ctx, m.M(histValues[i&1023]))
+					}
+					return i
+				})
 			} else {
 				i := 0
 				b.ReportAllocs()
@@ -260,9 +263,21 @@ func promNative(natural, parallel bool) func(*testing.B) {
 		var counts []int
 		switch {
 		case natural && parallel:
-			counts = runHist(b, true, func(i int) { vec.WithLabelValues("v0", "v1").Observe(histValues[i&1023]) })
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					vec.WithLabelValues("v0", "v1").Observe(histValues[i&1023])
+				}
+				return i
+			})
 		case parallel:
-			counts = runHist(b, true, func(i int) { h.Observe(histValues[i&1023]) })
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Observe(histValues[i&1023])
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			b.ReportAllocs()
@@ -330,9 +345,21 @@ func vmLogHist(natural, parallel bool) func(*testing.B) {
 		var counts []int
 		switch {
 		case natural && parallel:
-			counts = runHist(b, true, func(i int) { s.GetOrCreateHistogram(fmt.Sprintf(f, "v0", "v1")).Update(histValues[i&1023]) })
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					s.GetOrCreateHistogram(fmt.Sprintf(f, "v0", "v1")).Update(histValues[i&1023])
+				}
+				return i
+			})
 		case parallel:
-			counts = runHist(b, true, func(i int) { h.Update(histValues[i&1023]) })
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Update(histValues[i&1023])
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			b.ReportAllocs()
@@ -456,11 +483,21 @@ func otelExpOn(setup otelSetupFunc, natural, parallel bool) func(*testing.B) {
 		var counts []int
 		switch {
 		case natural && parallel:
-			counts = runHist(b, true, func(i int) {
-				h.Record(ctx, histValues[i&1023], metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(ctx, histValues[i&1023], metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+				}
+				return i
 			})
 		case parallel:
-			counts = runHist(b, true, func(i int) { h.Record(ctx, histValues[i&1023], set...) })
+			counts = runHistParallel(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(ctx, histValues[i&1023], set...)
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			b.ReportAllocs()

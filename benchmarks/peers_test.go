@@ -208,9 +208,21 @@ func promCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 		b.ReportAllocs()
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(int) { vec.WithLabelValues("v0", "v1").Inc() })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					vec.WithLabelValues("v0", "v1").Inc()
+				}
+				return i
+			})
 		case parallel:
-			counts = parallelCounts(b, func(int) { h.Inc() })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Inc()
+				}
+				return i
+			})
 		case natural:
 			for b.Loop() {
 				vec.WithLabelValues("v0", "v1").Inc()
@@ -240,9 +252,21 @@ func promHist(natural, parallel bool) func(*testing.B) {
 		b.ReportAllocs()
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(i int) { vec.WithLabelValues("v0", "v1").Observe(histValues[i&1023]) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					vec.WithLabelValues("v0", "v1").Observe(histValues[i&1023])
+				}
+				return i
+			})
 		case parallel:
-			counts = parallelCounts(b, func(i int) { h.Observe(histValues[i&1023]) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Observe(histValues[i&1023])
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			for b.Loop() {
@@ -344,9 +368,21 @@ func vmCounter(nkeys int, natural, parallel bool) func(*testing.B) {
 		const f = `counter_2tags_total{method=%q,status=%q}`
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(int) { s.GetOrCreateCounter(fmt.Sprintf(f, "v0", "v1")).Inc() })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					s.GetOrCreateCounter(fmt.Sprintf(f, "v0", "v1")).Inc()
+				}
+				return i
+			})
 		case parallel:
-			counts = parallelCounts(b, func(int) { h.Inc() })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Inc()
+				}
+				return i
+			})
 		case natural:
 			for b.Loop() {
 				s.GetOrCreateCounter(fmt.Sprintf(f, "v0", "v1")).Inc()
@@ -417,11 +453,21 @@ func vmHist(natural, parallel bool) func(*testing.B) {
 		const f = `histogram_2tags{method=%q,status=%q}`
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(i int) {
-				s.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(f, "v0", "v1"), histBounds[:]).Update(histValues[i&1023])
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					s.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(f, "v0", "v1"), histBounds[:]).Update(histValues[i&1023])
+				}
+				return i
 			})
 		case parallel:
-			counts = parallelCounts(b, func(i int) { h.Update(histValues[i&1023]) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Update(histValues[i&1023])
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			for b.Loop() {
@@ -583,11 +629,21 @@ func otelCounterOn(setup otelSetupFunc, nkeys int, natural, parallel bool) func(
 		b.ReportAllocs()
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(int) {
-				c.Add(ctx, 1, metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					c.Add(ctx, 1, metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+				}
+				return i
 			})
 		case parallel:
-			counts = parallelCounts(b, func(int) { c.Add(ctx, 1, set...) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					c.Add(ctx, 1, set...)
+				}
+				return i
+			})
 		case natural:
 			for b.Loop() {
 				c.Add(ctx, 1, metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
@@ -630,11 +686,21 @@ func otelHistOn(setup otelSetupFunc, natural, parallel bool) func(*testing.B) {
 		b.ReportAllocs()
 		switch {
 		case parallel && natural:
-			counts = parallelCounts(b, func(i int) {
-				h.Record(ctx, histValues[i&1023], metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(ctx, histValues[i&1023], metric.WithAttributes(attribute.String("method", "v0"), attribute.String("status", "v1")))
+				}
+				return i
 			})
 		case parallel:
-			counts = parallelCounts(b, func(i int) { h.Record(ctx, histValues[i&1023], set...) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(ctx, histValues[i&1023], set...)
+				}
+				return i
+			})
 		case natural:
 			i := 0
 			for b.Loop() {

@@ -297,7 +297,13 @@ func zsHandleCounter(nkeys int, parallel bool) func(*testing.B) {
 		var n int
 		if parallel {
 			b.ResetTimer()
-			n = total(parallelCounts(b, func(int) { h.Record(1) }))
+			n = total(parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(1)
+				}
+				return i
+			}))
 		} else {
 			for b.Loop() {
 				h.Record(1)
@@ -321,7 +327,13 @@ func zsHandleHist(parallel bool) func(*testing.B) {
 		var counts []int
 		if parallel {
 			b.ResetTimer()
-			counts = parallelCounts(b, func(i int) { h.Record(histValues[i&1023]) })
+			counts = parallelLoops(b, func(pb *testing.PB) int {
+				i := 0
+				for ; pb.Next(); i++ {
+					h.Record(histValues[i&1023])
+				}
+				return i
+			})
 		} else {
 			i := 0
 			for b.Loop() {
