@@ -345,15 +345,21 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 			// without the tries of the unstriped cell below and add's
 			// call (as Bound's RecordInt does).
 			if (s.fast == fastCount || s.fast == fastIntSum) && sp.seal == nil && !s.overflow {
+				// Pinned from before the load of the stripes until
+				// after the add (pinnedAdd).
 				p := procPin()
-				procUnpin()
-				if s.fast == fastCount {
-					if sp.addCountAt(p) {
+				if sp := s.stripes.Load(); sp.seal == nil {
+					if s.fast == fastCount {
+						sp.addCountAt(p)
+						procUnpin()
 						return
 					}
-				} else if d, ok := smallInt(v); ok && sp.addIntSumAt(p, d) {
-					return
+					if d, ok := smallInt(v); ok && sp.addIntSumAt(p, d) {
+						procUnpin()
+						return
+					}
 				}
+				procUnpin()
 			}
 			// Sealed, the overflow series (add counts its records), an
 			// inexact or contended sum, or another kind: add takes every

@@ -318,17 +318,21 @@ func (b *Bound) RecordInt(v int64) {
 			// epoch (stamp): the P's stripe of the series in its
 			// slot, unless the series was freed meanwhile.
 			if s := b.first.slot0.Load(); s != nil && !s.overflow {
+				// Pinned from before the load of the stripes until
+				// after the add (pinnedAdd).
+				p := procPin()
 				if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
-					p := procPin()
-					procUnpin()
 					if f&ctlCount != 0 {
-						if sp.addCountAt(p) {
-							return
-						}
-					} else if int64(int32(v)) == v && sp.addIntSumAt(p, v) {
+						sp.addCountAt(p)
+						procUnpin()
+						return
+					}
+					if int64(int32(v)) == v && sp.addIntSumAt(p, v) {
+						procUnpin()
 						return
 					}
 				}
+				procUnpin()
 			}
 			b.recordInt(v)
 			return
@@ -340,7 +344,7 @@ func (b *Bound) RecordInt(v int64) {
 			e := epochs.striped.Load() // before the check of the list: see ctl
 			if s := st.slot0.Load(); s != nil && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
 				if count := s.fast == fastCount; count || s.fast == fastIntSum {
-					if sp := s.stripes.Load(); sp != nil && sp.seal == nil && (count && sp.addCountAt(procID()) || !count && int64(int32(v)) == v && sp.addIntSumAt(procID(), v)) {
+					if s.addStripeInt(count, v) {
 						if st == &b.first {
 							if count {
 								e |= stampCount
@@ -451,13 +455,10 @@ func (b *Bound) recordInt(v int64) {
 		if sp := s.stripes.Load(); sp != nil {
 			// A Count's stripe, live: addStriped's add, without its two
 			// calls and the kind's switch.
-			if s.agg.kind == KindCount && sp.seal == nil {
-				if !intSealed(sp.words[(procID()&sp.mask)*wordsPerLine].Add(1)) {
-					return
-				}
-				// Sealed: the add counted nothing (a handle's own cell
-				// takes its adds so too); addStriped finds the seal.
+			if s.agg.kind == KindCount && s.addStripeInt(true, v) {
+				return
 			}
+			// Sealed: addStriped finds the seal.
 			s.addStriped(sp, float64(v), &st.slot0)
 			return
 		}

@@ -272,8 +272,22 @@ func (s *Series) seal(seq uint64) {
 		}
 	}
 	ss.words = make([]uint64, n)
+	if ss.orig != nil && (s.agg.kind == KindCount || s.agg.intSum) {
+		// The stripes' integer words (a Count's, an integer Sum's) take
+		// plain adds from pinned recorders (pinnedAdd): once every
+		// recorder pinned before the marker's publication has finished,
+		// none writes them while the marker stands, and their values are
+		// final; they are read, not sealed. The series' own word and the
+		// float words take atomic adds and compare-and-swaps from
+		// recorders that are not pinned, and are sealed as before.
+		waitUnpinned()
+	}
 	for i := range ss.words {
 		w := s.wordCell(ss.orig, i)
+		if s.pinnedCell(ss.orig, i) {
+			ss.words[i] = w.Load()
+			continue
+		}
 		for {
 			old := w.Load()
 			if w.CompareAndSwap(old, s.sealValue(ss.orig, i)) {
@@ -314,6 +328,13 @@ func (s *Series) seal(seq uint64) {
 	ss.done.Store(true)
 }
 
+// pinnedCell reports whether word cell i of s, of stripes st (see
+// wordCell), takes its adds from pinned recorders only (pinnedAdd): a
+// Count's stripe word, an integer Sum's integer word.
+func (s *Series) pinnedCell(st *stripes, i int) bool {
+	return i > 0 && (s.agg.kind == KindCount || s.agg.intSum && i > st.mask+1)
+}
+
 // sealValue returns what a seal stores in word cell i of s, of stripes st
 // (see wordCell): an integer cell's seal, or a float cell's.
 func (s *Series) sealValue(st *stripes, i int) uint64 {
@@ -352,7 +373,9 @@ func (s *Series) unseal(ss *sealState) {
 		s.unsealExp(ss.orig)
 	} else {
 		for i, v := range ss.words {
-			s.wordCell(ss.orig, i).Store(v)
+			if !s.pinnedCell(ss.orig, i) { // never sealed: still v
+				s.wordCell(ss.orig, i).Store(v)
+			}
 		}
 		if ss.cells != nil {
 			ss.cells.unseal(ss.bound)

@@ -24,6 +24,24 @@ func procID() int {
 	return id
 }
 
+// waitUnpinned returns once every section pinned (procPin) before the
+// call has ended (procUnpin), so that a seal reads the final values of
+// words that pinned recorders add to without a locked instruction
+// (pinnedAdd). It stops the world (runtime.ReadMemStats does: about 35
+// µs on the project's 2-core VM), and the runtime cannot stop a P whose
+// goroutine is pinned until it unpins: a pinned goroutine is not
+// preempted, synchronously or by signal (m.locks > 0). sync.Pool's cleanup
+// relies on the same property. The stop and restart synchronise every P
+// with the caller: the adds of the sections that ended are visible to it,
+// and a section pinned afterwards loads what the caller stored before.
+// Called by the seal of a striped Count or integer Sum (rare: a series
+// recorded from several cores at once, then idle); TestWaitUnpinned checks
+// the property on the running Go release.
+func waitUnpinned() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+}
+
 // stripeCount is the number of cells of a contended series: GOMAXPROCS
 // rounded up to a power of two, at least 2, at most 64.
 func stripeCount() int {

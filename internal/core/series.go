@@ -453,13 +453,10 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 	if st := s.stripes.Load(); st != nil {
 		// A Count's stripe, live: addStriped's add without its calls
 		// (recorders on several cores: each core at its own speed).
-		if s.agg.kind == KindCount && st.seal == nil {
-			if !intSealed(st.words[(procID()&st.mask)*wordsPerLine].Add(1)) {
-				return
-			}
-			// Sealed: the add counted nothing (the seal keeps the
-			// value it replaced); addStriped finds the seal.
+		if s.agg.kind == KindCount && s.addStripeInt(true, 0) {
+			return
 		}
+		// Sealed (addStriped finds the seal), or not a Count.
 		s.addStriped(st, v, slot)
 		return
 	}
@@ -479,14 +476,36 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 // has counted an overflow series' record.
 func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]) {
 	r := addSealed
-	if st.seal == nil {
+	count := s.agg.kind == KindCount
+	if d, small := smallInt(v); st.seal == nil && (count || small && s.intWords()) {
+		// A Count's stripe word, or an integer Sum's integer word: added
+		// to while pinned (pinnedAdd), the stripes loaded again once
+		// pinned. Nothing else writes these words.
+		p := procPin()
+		if st := s.stripes.Load(); st != nil && st.seal == nil {
+			if count {
+				st.addCountAt(p)
+				r = addOK
+			} else if st.addIntSumAt(p, d) {
+				r = addOK
+			}
+		}
+		procUnpin()
+		if r == addOK {
+			return
+		}
+		// Sealed meanwhile, or an integer Sum whose integer words are
+		// full (its float words, below).
+		if st = s.stripes.Load(); count {
+			st = nil
+		}
+	}
+	if st != nil && st.seal == nil && !count {
 		p := procID() & st.mask
 		if st.dists != nil {
 			r = st.dists[p].add(s.agg.bounds, &s.agg.keepErrs, v)
 		} else if st.exps != nil {
 			r = addExp(st.exps[p], v)
-		} else if d, ok := smallInt(v); ok && s.intWords() && st.addIntSumAt(p, d) {
-			r = addOK
 		} else {
 			r = s.addTo(&st.words[p*wordsPerLine], &st.words[p*wordsPerLine+stripeErr], nil, v)
 		}
@@ -496,36 +515,54 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 	}
 }
 
-// addCountAt adds a Count's record to P p's stripe and reports whether
-// it did: false, having counted nothing, when the stripe is sealed
-// (addStriped takes that case). With addIntSumAt, the striped record of a
-// handle or a kept context: the caller checked sp.seal, and takes p from
-// procPin and procUnpin written out (procID's frame, or this function's
-// if it were not inlined, was each a tenth of a striped record: pprof,
-// two goroutines on 2 cores). Cost: one atomic add. Inlined.
-func (sp *stripes) addCountAt(p int) bool {
-	return !intSealed(sp.words[(p&sp.mask)*wordsPerLine].Add(1))
+// addStripeInt adds an integer record to the current P's stripe of s, a
+// Count's series (count: one record, v ignored) or an integer Sum's (v),
+// and reports whether it did: false when s has no live stripes (not
+// striped, or sealed), or for an integer Sum when v is not within ±2^31
+// or its integer words are full. It pins the P around the load of the
+// stripes and the add (pinnedAdd). Cost: two calls (procPin, procUnpin)
+// and one plain add; not inlined (each call costs 57 of the inliner's
+// budget of 80), and so written out on the hottest paths (Bound's
+// stamped RecordInt, RecordMap).
+func (s *Series) addStripeInt(count bool, v int64) bool {
+	ok := false
+	p := procPin()
+	if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
+		if count {
+			sp.addCountAt(p)
+			ok = true
+		} else {
+			ok = int64(int32(v)) == v && sp.addIntSumAt(p, v)
+		}
+	}
+	procUnpin()
+	return ok
+}
+
+// addCountAt adds a Count's record to P p's stripe. The caller holds p
+// (procPin) from before its load of the stripes pointer, which it found
+// live (no seal), until after the add: see pinnedAdd. Cost: one plain
+// add. Inlined.
+func (sp *stripes) addCountAt(p int) {
+	pinnedAdd(&sp.words[(p&sp.mask)*wordsPerLine], 1)
 }
 
 // addIntSumAt adds d, an integer within ±2^31 (smallInt), to P p's
 // integer word of an integer Sum's stripes unless one integer word is
 // full, and reports whether it did: false, having added nothing, once
-// intFull is set, or when the word is sealed (the caller goes on to the
-// float word, or to addStriped, which finds the seal). The add that takes
-// a word to ±2^61 counts, and sets intFull (so does an add into a sealed
-// word, whose series is frozen: its revival, if any, records into the
-// float words); the adds of recorders that loaded intFull before can take
-// a word at most their number times 2^31 further, far from the seal's
-// 3·2^60. See addCountAt. Cost: one atomic add. Inlined.
+// intFull is set (the caller goes on to the float words). The add that
+// takes a word to ±2^61 counts, and sets intFull; each P's word is
+// written by that P alone and checks intFull before each add, so no word
+// goes past ±(2^61 + 2^31), far from intSealed's 3·2^60. The caller holds
+// p as addCountAt's does. Cost: one plain add. Inlined.
 func (sp *stripes) addIntSumAt(p int, d int64) bool {
 	if sp.intFull.Load() {
 		return false
 	}
-	w := sp.words[(p&sp.mask)*wordsPerLine+stripeInt].Add(uint64(d))
-	if intSumFull(w) {
+	if intSumFull(pinnedAdd(&sp.words[(p&sp.mask)*wordsPerLine+stripeInt], uint64(d))) {
 		sp.intFull.Store(true)
 	}
-	return !intSealed(w)
+	return true
 }
 
 // smallInt returns v as an integer, and whether it is one within ±2^31:
