@@ -350,11 +350,11 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 				p := procPin()
 				if sp := s.stripes.Load(); sp.seal == nil {
 					if s.fast == fastCount {
-						sp.addCountAt(p)
-						procUnpin()
-						return
-					}
-					if d, ok := smallInt(v); ok && sp.addIntSumAt(p, d) {
+						if sp.addCountAt(p) {
+							procUnpin()
+							return
+						}
+					} else if d, ok := smallInt(v); ok && sp.addIntSumAt(p, d) {
 						procUnpin()
 						return
 					}

@@ -322,12 +322,7 @@ func (b *Bound) RecordInt(v int64) {
 				// after the add (pinnedAdd).
 				p := procPin()
 				if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
-					if f&ctlCount != 0 {
-						sp.addCountAt(p)
-						procUnpin()
-						return
-					}
-					if int64(int32(v)) == v && sp.addIntSumAt(p, v) {
+					if f&ctlCount != 0 && sp.addCountAt(p) || f&ctlCount == 0 && int64(int32(v)) == v && sp.addIntSumAt(p, v) {
 						procUnpin()
 						return
 					}

@@ -45,3 +45,65 @@ func TestWaitUnpinned(t *testing.T) {
 		t.Skip("the pinned goroutine always finished first (a busy machine)")
 	}
 }
+
+// TestPinnedStripesMoreProcsThanStripes: a series striped for 2 Ps, then
+// recorded into with GOMAXPROCS at 8 (the runtime lets it change at any
+// time; Go 1.25 changes it when a container's CPU limit does), through a
+// stamped handle, an unstamped one, a kept map and the series' add. P ids
+// 2 to 7 have no stripe of their own: their records must not share the
+// plain adds of Ps 0 and 1 (pinnedAdd), and every record is counted.
+func TestPinnedStripesMoreProcsThanStripes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		m := &Measure{Name: "pinned/aliased"}
+		a := newTestAgg(kind, []string{"k"}, nil, 0)
+		m.Subscribe(a)
+		tags := tagsOf("k", "x")
+		stamped := m.Bind(tags)
+		stamped.RecordInt(1)
+		s := a.AppendSeries(nil)[0]
+		stamped.st.Load().ctl.Store(ownDone) // given up, as twoStrikes leaves it
+		s.inflate()
+		if mask := s.stripes.Load().mask; mask != 1 {
+			t.Fatalf("kind %d: %d stripes; want 2", kind, mask+1)
+		}
+		stamped.RecordInt(1)
+		unstamped := m.Bind(tags)
+		unstamped.RecordInt(1)
+		unstamped.st.Load().ctl.Store(ownDone)
+		tm := NewTagMap(tags)
+		a.RecordMap(tm, 1)
+		const G, N = 8, 200_000
+		runtime.GOMAXPROCS(G)
+		done := make(chan struct{})
+		for g := range G {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := range N {
+					switch (g + i) % 4 {
+					case 0:
+						stamped.RecordInt(1)
+					case 1:
+						unstamped.Record(1)
+					case 2:
+						a.RecordMap(tm, 1)
+					default:
+						s.add(1, nil)
+					}
+				}
+			}()
+		}
+		for range G {
+			<-done
+		}
+		runtime.GOMAXPROCS(2)
+		want := int64(G*N + 4)
+		if kind == KindCount {
+			if got := s.ReadCount(); got != want {
+				t.Errorf("count: %d; want %d (%d lost)", got, want, want-got)
+			}
+		} else if got := s.ReadSum(); got != float64(want) {
+			t.Errorf("integer sum: %v; want %d (%v lost)", got, want, float64(want)-got)
+		}
+	}
+}

@@ -483,10 +483,7 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 		// pinned. Nothing else writes these words.
 		p := procPin()
 		if st := s.stripes.Load(); st != nil && st.seal == nil {
-			if count {
-				st.addCountAt(p)
-				r = addOK
-			} else if st.addIntSumAt(p, d) {
+			if count && st.addCountAt(p) || !count && st.addIntSumAt(p, d) {
 				r = addOK
 			}
 		}
@@ -494,9 +491,15 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 		if r == addOK {
 			return
 		}
-		// Sealed meanwhile, or an integer Sum whose integer words are
-		// full (its float words, below).
+		// Sealed meanwhile, a P without a stripe of its own, or an
+		// integer Sum whose integer words are full. A Count's record goes
+		// to the series' own word, with an atomic add (a seal seals that
+		// word: the add then counted nothing); an integer Sum's to its
+		// float words, below.
 		if st = s.stripes.Load(); count {
+			if st != nil && st.seal == nil && !intSealed(s.word.Add(1)) {
+				return
+			}
 			st = nil
 		}
 	}
@@ -518,8 +521,9 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 // addStripeInt adds an integer record to the current P's stripe of s, a
 // Count's series (count: one record, v ignored) or an integer Sum's (v),
 // and reports whether it did: false when s has no live stripes (not
-// striped, or sealed), or for an integer Sum when v is not within ±2^31
-// or its integer words are full. It pins the P around the load of the
+// striped, or sealed), when the P has no stripe of its own (addCountAt),
+// or for an integer Sum when v is not within ±2^31 or its integer words
+// are full; addStriped takes each of these cases. It pins the P around the load of the
 // stripes and the add (pinnedAdd). Cost: two calls (procPin, procUnpin)
 // and one plain add; not inlined (each call costs 57 of the inliner's
 // budget of 80), and so written out on the hottest paths (Bound's
@@ -528,38 +532,42 @@ func (s *Series) addStripeInt(count bool, v int64) bool {
 	ok := false
 	p := procPin()
 	if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
-		if count {
-			sp.addCountAt(p)
-			ok = true
-		} else {
-			ok = int64(int32(v)) == v && sp.addIntSumAt(p, v)
-		}
+		ok = count && sp.addCountAt(p) || !count && int64(int32(v)) == v && sp.addIntSumAt(p, v)
 	}
 	procUnpin()
 	return ok
 }
 
-// addCountAt adds a Count's record to P p's stripe. The caller holds p
-// (procPin) from before its load of the stripes pointer, which it found
-// live (no seal), until after the add: see pinnedAdd. Cost: one plain
-// add. Inlined.
-func (sp *stripes) addCountAt(p int) {
-	pinnedAdd(&sp.words[(p&sp.mask)*wordsPerLine], 1)
+// addCountAt adds a Count's record to P p's stripe, and reports whether
+// it did: false when p has no stripe of its own (p > mask: GOMAXPROCS
+// grew after the series striped, or is past 64), whose records go to the
+// series' own word (addStriped), since a stripe shared by two Ps could
+// not take plain adds. The caller holds p (procPin) from before its load
+// of the stripes pointer, which it found live (no seal), until after the
+// add: see pinnedAdd. Cost: one plain add. Inlined.
+func (sp *stripes) addCountAt(p int) bool {
+	if p > sp.mask {
+		return false
+	}
+	pinnedAdd(&sp.words[p*wordsPerLine], 1)
+	return true
 }
 
 // addIntSumAt adds d, an integer within ±2^31 (smallInt), to P p's
 // integer word of an integer Sum's stripes unless one integer word is
 // full, and reports whether it did: false, having added nothing, once
-// intFull is set (the caller goes on to the float words). The add that
-// takes a word to ±2^61 counts, and sets intFull; each P's word is
-// written by that P alone and checks intFull before each add, so no word
-// goes past ±(2^61 + 2^31), far from intSealed's 3·2^60. The caller holds
-// p as addCountAt's does. Cost: one plain add. Inlined.
+// intFull is set, or when p has no stripe of its own (as addCountAt's);
+// the caller goes on to the float words, which take compare-and-swaps
+// from any P. The add that takes a word to ±2^61 counts, and sets
+// intFull; each P's word is written by that P alone and checks intFull
+// before each add, so no word goes past ±(2^61 + 2^31), far from
+// intSealed's 3·2^60. The caller holds p as addCountAt's does. Cost: one
+// plain add. Inlined.
 func (sp *stripes) addIntSumAt(p int, d int64) bool {
-	if sp.intFull.Load() {
+	if p > sp.mask || sp.intFull.Load() {
 		return false
 	}
-	if intSumFull(pinnedAdd(&sp.words[(p&sp.mask)*wordsPerLine+stripeInt], uint64(d))) {
+	if intSumFull(pinnedAdd(&sp.words[p*wordsPerLine+stripeInt], uint64(d))) {
 		sp.intFull.Store(true)
 	}
 	return true
