@@ -348,7 +348,7 @@ func (a *Aggregator) RecordMap(m *TagMap, v float64) {
 				// Pinned from before the load of the stripes until
 				// after the add (pinnedAdd).
 				p := procPin()
-				if sp := s.stripes.Load(); sp.seal == nil {
+				if sp := s.stripes.Load(); sp != nil && sp.seal == nil {
 					if s.fast == fastCount {
 						if sp.addCountAt(p) {
 							procUnpin()

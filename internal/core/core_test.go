@@ -224,6 +224,11 @@ func TestStripeCount(t *testing.T) {
 	if n < 2 || n&(n-1) != 0 || n < min(runtime.GOMAXPROCS(0), 64) {
 		t.Errorf("stripeCount %d for GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
 	}
+	// Every P and every CPU a stripe of its own, up to 256 (pinnedAdd).
+	w := wordStripeCount()
+	if want := min(max(runtime.GOMAXPROCS(0), runtime.NumCPU()), 256); w < 2 || w&(w-1) != 0 || w < want || w >= 2*max(want, 2) {
+		t.Errorf("wordStripeCount %d for GOMAXPROCS %d, %d CPUs", w, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	}
 }
 
 func TestMergeAndSubInvertEachOther(t *testing.T) {

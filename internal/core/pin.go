@@ -42,12 +42,29 @@ func waitUnpinned() {
 	runtime.ReadMemStats(&ms)
 }
 
-// stripeCount is the number of cells of a contended series: GOMAXPROCS
+// stripeCount is the number of cells of a contended histogram's series
+// (each cell has a lock, and any P may take any cell): GOMAXPROCS
 // rounded up to a power of two, at least 2, at most 64.
-func stripeCount() int {
-	p := runtime.GOMAXPROCS(0)
+func stripeCount() int { return pow2Within(runtime.GOMAXPROCS(0), 64) }
+
+// wordStripeCount is the number of stripes of a contended Count's or Sum's
+// series: GOMAXPROCS or the number of CPUs, whichever is larger, rounded
+// up to a power of two, at least 2, at most 256. The runtime never raises
+// GOMAXPROCS past the CPUs by itself (Go 1.25 follows a container's CPU
+// limit below them), so every P has a stripe of its own unless GOMAXPROCS
+// is set above the CPUs, or there are more than 256: a P without one
+// records through the series' own word (Count) or the float words
+// (integer Sum) with atomics (addCountAt), never into another P's plainly
+// added word (pinnedAdd). Memory: 64 bytes a stripe.
+func wordStripeCount() int {
+	return pow2Within(max(runtime.GOMAXPROCS(0), runtime.NumCPU()), 256)
+}
+
+// pow2Within returns p rounded up to a power of two, at least 2, at most
+// limit (a power of two).
+func pow2Within(p, limit int) int {
 	n := 2
-	for n < p && n < 64 {
+	for n < p && n < limit {
 		n *= 2
 	}
 	return n

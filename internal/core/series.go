@@ -49,12 +49,13 @@ type Series struct {
 //
 // An integer Sum's stripe holds two sums: its float word, as a float Sum's
 // stripe (and its error word), and an integer word (stripeInt) that takes
-// the records of integers within ±2^31 (addIntSumAt): one atomic add, as
-// a Count's stripe takes its records, where the float word takes a load,
-// an addition and a compare-and-swap (two goroutines sharing a handle on 2
-// cores: 0.76x -> 0.6x the single goroutine's time per record). A reader
-// adds both. Once one integer word reaches ±2^61 (intFull), records go
-// to the float words.
+// the records of integers within ±2^31 (addIntSumAt): one add, as a
+// Count's stripe takes its records, where the float word takes a load, an
+// addition and a compare-and-swap (two goroutines sharing a handle on 2
+// cores: 0.76x -> 0.6x the single goroutine's time per record, with a
+// locked add; a plain one since, see pinnedAdd). A reader adds both. Once
+// one integer word reaches ±2^61 (intFull), records go to the float
+// words.
 type stripes struct {
 	mask    int
 	seal    *sealState
@@ -752,13 +753,18 @@ func (s *Series) inflate() {
 	if s.stripes.Load() != nil {
 		return
 	}
-	n := stripeCount()
-	st := &stripes{mask: n - 1}
-	if s.agg.kind == KindDistribution {
-		st.dists = newDistCells(n, len(s.agg.bounds)+1)
-	} else if s.agg.kind == KindExponential {
-		st.exps = s.agg.newExpStripes(n)
+	var st *stripes
+	if k := s.agg.kind; k == KindDistribution || k == KindExponential {
+		n := stripeCount()
+		st = &stripes{mask: n - 1}
+		if k == KindDistribution {
+			st.dists = newDistCells(n, len(s.agg.bounds)+1)
+		} else {
+			st.exps = s.agg.newExpStripes(n)
+		}
 	} else {
+		n := wordStripeCount()
+		st = &stripes{mask: n - 1}
 		words := make([]atomic.Uint64, (n+1)*wordsPerLine)
 		off := alignOffset(words)
 		st.words = words[off : off+n*wordsPerLine]
