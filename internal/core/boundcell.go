@@ -116,7 +116,7 @@ func addIntPart(hi, lo float64, i int64) (float64, float64) {
 	return n, lo + float64(i-int64(x)) + twoSumErr(hi, x, n)
 }
 
-// seal seals bc's cells as Series.seal seals the word (under the
+// seal seals bc's cells as Series.sealFinish seals the word (under the
 // aggregator's mutex, so no cell is attached meanwhile) and returns the
 // values they held.
 func (bc *boundCells) seal() []uint64 {

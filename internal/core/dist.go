@@ -92,7 +92,7 @@ func (c distCell) lockWord() *atomic.Uint32 {
 }
 
 // Lock word values: free, held by a recorder, held by a reader, sealed
-// (see Series.seal: recorders are turned away, readers read what the cell
+// (see Series.sealFinish: recorders are turned away, readers read what the cell
 // froze), and sealed while a reader copies it.
 const (
 	lockFree         = 0

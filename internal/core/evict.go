@@ -42,6 +42,9 @@ type sealState struct {
 	total uint64      // the value a read returns, combined as a live read would
 	done  atomic.Bool // words and total are set
 	freed atomic.Bool // left the table (set under Aggregator.mu)
+	// pinned: the stripes' words include pinned ones (pinnedAdd), which
+	// the seal reads once pinned recorders have finished (sealBegin).
+	pinned bool
 }
 
 // ReaderMark is a delta reader's acknowledgement of the seals it has seen:
@@ -106,29 +109,60 @@ func (s *Series) freed() bool {
 // Evict seals s (step 1 above), unless it is the overflow series, already
 // sealed, a summary's (KindSummary: a state set whole, never evicted), or
 // its aggregator is detached. Cost: the aggregator's mutex and
-// three small allocations; the recorders of other series are not
-// disturbed.
+// three small allocations, and for a striped Count or integer Sum a stop
+// of the world (see sealBegin; EvictAll pays one for many series); the
+// recorders of other series are not disturbed.
 func (s *Series) Evict() {
-	a := s.agg
-	if s.overflow || a == nil || a.kind == KindSummary {
+	if a := s.agg; a != nil {
+		a.EvictAll([]*Series{s})
+	}
+}
+
+// EvictAll seals each series of ss, a's series, as Evict seals one, with
+// one wait for pinned recorders (waitUnpinned) for all of them: a delta
+// reader evicts the idle series of a view together, once it has read
+// them all (delta.View.Done). It keeps no reference to ss.
+func (a *Aggregator) EvictAll(ss []*Series) {
+	if len(ss) == 0 || a.kind == KindSummary {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.detached.Load() || s.Sealed() {
+	if a.detached.Load() {
 		return
 	}
 	// The seal's number is published once the seal is complete: a reader
 	// that loads it (SealSeq) before reading the table must find the
 	// series frozen, or its acknowledgement would free values it never
 	// read. Seals are serialised by mu.
-	seq := a.sealSeq.Load() + 1
-	s.seal(seq)
-	a.sealSeq.Store(seq)
-	// Counted once complete: an export reader that loads the count
-	// (ExportReader.Ticket) before it reads the views reads s sealed.
-	s.stripes.Load().seal.gseq = sealsDone.Add(1)
-	a.sealed = append(a.sealed, s)
+	seq := a.sealSeq.Load()
+	type begun struct {
+		s  *Series
+		ss *sealState
+	}
+	var buf [8]begun
+	seals, wait := buf[:0], false
+	for _, s := range ss {
+		if s.overflow || s.agg != a || s.Sealed() { // Sealed: listed twice too
+			continue
+		}
+		seq++
+		ss := s.sealBegin(seq)
+		seals = append(seals, begun{s, ss})
+		wait = wait || ss.pinned
+	}
+	if wait {
+		waitUnpinned()
+	}
+	for _, b := range seals {
+		s, ss := b.s, b.ss
+		s.sealFinish(ss)
+		a.sealSeq.Store(ss.seq)
+		// Counted once complete: an export reader that loads the count
+		// (ExportReader.Ticket) before it reads the views reads s sealed.
+		ss.gseq = sealsDone.Add(1)
+		a.sealed = append(a.sealed, s)
+	}
 	a.nsealed.Store(int64(len(a.sealed)))
 }
 
@@ -231,15 +265,27 @@ func (a *Aggregator) waitSeal() {
 	a.mu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
 }
 
-// seal freezes s. Called under a.mu on an unsealed series. Recorders race
-// with it: the marker is published first, so recorders that load the
-// stripes pointer from then on turn back; those that loaded it before may
-// still update a cell until that cell is sealed (or, for the pinned words
-// of a Count's or an integer Sum's stripes, until their pinned section
-// ends, which the seal waits for), and their updates are in the frozen
-// values. Cost: a few atomics per cell; for a striped Count or integer
-// Sum, one stop of the world too (waitUnpinned).
-func (s *Series) seal(seq uint64) {
+// A seal freezes a series s: sealBegin, then, if it says so,
+// waitUnpinned, then sealFinish (EvictAll), under a.mu, on an unsealed
+// series. Recorders race with it: the marker is published first, so
+// recorders that load the stripes pointer from then on turn back; those
+// that loaded it before may still update a cell until that cell is sealed
+// (or, for the pinned words of a Count's or an integer Sum's stripes,
+// until their pinned section ends, which the seal waits for), and their
+// updates are in the frozen values. Cost: a few atomics per cell; for a
+// striped Count or integer Sum, one stop of the world too (waitUnpinned),
+// shared by the series EvictAll seals together.
+
+// sealBegin publishes the seal's marker and returns its state; pinned
+// says whether the seal must wait for pinned recorders (waitUnpinned)
+// before sealFinish: the stripes' integer words (a Count's, an integer
+// Sum's) take plain adds from pinned recorders (pinnedAdd), and once
+// every recorder pinned before the marker's publication has finished,
+// none writes them while the marker stands, and their values are final;
+// they are read, not sealed. The series' own word and the float words
+// take atomic adds and compare-and-swaps from recorders that are not
+// pinned, and are sealed by sealFinish.
+func (s *Series) sealBegin(seq uint64) *sealState {
 	ss := &sealState{seq: seq}
 	mark := &stripes{seal: ss}
 	for !s.stripes.CompareAndSwap(nil, mark) {
@@ -249,9 +295,17 @@ func (s *Series) seal(seq uint64) {
 			break
 		}
 	}
+	ss.pinned = ss.orig != nil && (s.agg.kind == KindCount || s.agg.intSum)
 	if sealHook != nil {
 		sealHook(seq)
 	}
+	return ss
+}
+
+// sealFinish seals the cells of s, whose marker sealBegin published (and,
+// if ss.pinned, whose pinned recorders have finished), and sets the
+// sealed values.
+func (s *Series) sealFinish(ss *sealState) {
 	if s.agg.kind == KindDistribution {
 		s.distCell().swapLock(lockFree, lockSealed)
 		if ss.orig != nil {
@@ -275,16 +329,6 @@ func (s *Series) seal(seq uint64) {
 		}
 	}
 	ss.words = make([]uint64, n)
-	if ss.orig != nil && (s.agg.kind == KindCount || s.agg.intSum) {
-		// The stripes' integer words (a Count's, an integer Sum's) take
-		// plain adds from pinned recorders (pinnedAdd): once every
-		// recorder pinned before the marker's publication has finished,
-		// none writes them while the marker stands, and their values are
-		// final; they are read, not sealed. The series' own word and the
-		// float words take atomic adds and compare-and-swaps from
-		// recorders that are not pinned, and are sealed as before.
-		waitUnpinned()
-	}
 	for i := range ss.words {
 		w := s.wordCell(ss.orig, i)
 		if s.pinnedCell(ss.orig, i) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -40,7 +41,11 @@ func procID() int {
 func waitUnpinned() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	unpinWaits.Add(1)
 }
+
+// unpinWaits counts waitUnpinned's stops of the world (tests).
+var unpinWaits atomic.Uint64
 
 // stripeCount is the number of cells of a contended histogram's series
 // (each cell has a lock, and any P may take any cell): GOMAXPROCS

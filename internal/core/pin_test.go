@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,46 @@ func TestPinnedStripesMoreProcsThanStripes(t *testing.T) {
 			}
 		} else if got := s.ReadSum(); got != float64(want) {
 			t.Errorf("integer sum: %v; want %d (%v lost)", got, want, float64(want)-got)
+		}
+	}
+}
+
+// TestEvictAllWaitsOnce: EvictAll seals striped Count and integer Sum
+// series with one wait for pinned recorders (a stop of the world) for all
+// of them, and each sealed value is the live one.
+func TestEvictAllWaitsOnce(t *testing.T) {
+	for _, kind := range []Kind{KindCount, testIntSum} {
+		a := newTestAgg(kind, []string{"k"}, nil, 0)
+		var ss []*Series
+		for i := range 5 {
+			v := fmt.Sprint(i)
+			a.RecordTags(tagsOf("k", v), 2)
+			s := a.AppendSeries(nil)[i]
+			s.inflate()
+			for range 3 {
+				s.add(2, nil)
+			}
+			ss = append(ss, s)
+		}
+		before := unpinWaits.Load()
+		a.EvictAll(append(ss, ss[0])) // listed twice: sealed once
+		if got := unpinWaits.Load() - before; got != 1 {
+			t.Errorf("kind %d: %d stops of the world for 5 striped series; want 1", kind, got)
+		}
+		for i, s := range ss {
+			if !s.Sealed() {
+				t.Fatalf("kind %d: series %d not sealed", kind, i)
+			}
+			if kind == KindCount {
+				if got := s.ReadCount(); got != 4 {
+					t.Errorf("count %d: %d; want 4", i, got)
+				}
+			} else if got := s.ReadSum(); got != 8 {
+				t.Errorf("sum %d: %v; want 8", i, got)
+			}
+		}
+		if got := a.SealSeq(); got != 5 {
+			t.Errorf("kind %d: SealSeq %d; want 5", kind, got)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 // or after an add, never torn (the Go memory model: a racy read of a
 // location no larger than a machine word observes one of the writes). A
 // seal publishes its marker, then waits for every pinned section
-// (waitUnpinned) before it reads the words for good (seal). This is
+// (waitUnpinned) before it reads the words for good (sealFinish). This is
 // sync.Pool's protocol for its per-P caches: plain accesses while pinned,
 // and readers that rely on a stop of the world.
 //

@@ -69,6 +69,9 @@ type View struct {
 	// read's deltas take M2 from the totals (core.Sub).
 	rejoined bool
 	leftOut  bool // see LeftOut
+	// evicts: the series this cycle found idle, evicted together by Done
+	// (core.Aggregator.EvictAll: one wait for pinned recorders for all).
+	evicts []*core.Series
 	// exp identifies the tracker to an exponential view's series, which
 	// keep each delta reader's undrained values (core.ReadExpDelta): one
 	// for the view's life in the tracker, across Close.
@@ -171,12 +174,18 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 // (cumulative).
 func (v *View) First() bool { return v != nil && v.born == v.seen }
 
-// Done says every series of the view has been read since View: the seals
-// before View are acknowledged, and the series every reader has read
-// sealed are freed. Safe on nil (cumulative).
+// Done says every series of the view has been read since View: the series
+// this read found idle are evicted, the seals before View are
+// acknowledged, and the series every reader has read sealed are freed.
+// Safe on nil (cumulative).
 func (v *View) Done() {
 	if v == nil {
 		return
+	}
+	if len(v.evicts) > 0 {
+		v.agg.EvictAll(v.evicts)
+		clear(v.evicts)
+		v.evicts = v.evicts[:0]
 	}
 	if !v.leftOut {
 		v.mark.Ack(v.seq)
@@ -338,7 +347,7 @@ func Read(kind core.Kind, s *core.Series, st *View, buckets []int64, out *Values
 		if changed {
 			idle = 0
 		} else if idle++; idle >= st.evict {
-			s.Evict()
+			st.evicts = append(st.evicts, s) // by Done
 			idle = 0
 		}
 		rec[0] = rec[0]&genMask | idle<<idleShift
