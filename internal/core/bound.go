@@ -448,12 +448,6 @@ func (b *Bound) recordInt(v int64) {
 	}
 	if s := st.slot0.Load(); s != nil && !s.overflow && st.more == nil && st.subs == b.m.subs.Load() {
 		if sp := s.stripes.Load(); sp != nil {
-			// A Count's stripe, live: addStriped's add, without its two
-			// calls and the kind's switch.
-			if s.agg.kind == KindCount && s.addStripeInt(true, v) {
-				return
-			}
-			// Sealed: addStriped finds the seal.
 			s.addStriped(sp, float64(v), &st.slot0)
 			return
 		}

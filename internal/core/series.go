@@ -452,12 +452,6 @@ func (s *Series) add(v float64, slot *atomic.Pointer[Series]) {
 		s.agg.overflowed.Add(1) // never sealed
 	}
 	if st := s.stripes.Load(); st != nil {
-		// A Count's stripe, live: addStriped's add without its calls
-		// (recorders on several cores: each core at its own speed).
-		if s.agg.kind == KindCount && s.addStripeInt(true, 0) {
-			return
-		}
-		// Sealed (addStriped finds the seal), or not a Count.
 		s.addStriped(st, v, slot)
 		return
 	}
@@ -479,17 +473,9 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 	r := addSealed
 	count := s.agg.kind == KindCount
 	if d, small := smallInt(v); st.seal == nil && (count || small && s.intWords()) {
-		// A Count's stripe word, or an integer Sum's integer word: added
-		// to while pinned (pinnedAdd), the stripes loaded again once
-		// pinned. Nothing else writes these words.
-		p := procPin()
-		if st := s.stripes.Load(); st != nil && st.seal == nil {
-			if count && st.addCountAt(p) || !count && st.addIntSumAt(p, d) {
-				r = addOK
-			}
-		}
-		procUnpin()
-		if r == addOK {
+		// A Count's stripe word, or an integer Sum's integer word
+		// (addStripeInt: nothing else writes these words).
+		if s.addStripeInt(count, d) {
 			return
 		}
 		// Sealed meanwhile, a P without a stripe of its own, or an
@@ -524,11 +510,12 @@ func (s *Series) addStriped(st *stripes, v float64, slot *atomic.Pointer[Series]
 // and reports whether it did: false when s has no live stripes (not
 // striped, or sealed), when the P has no stripe of its own (addCountAt),
 // or for an integer Sum when v is not within ±2^31 or its integer words
-// are full; addStriped takes each of these cases. It pins the P around the load of the
-// stripes and the add (pinnedAdd). Cost: two calls (procPin, procUnpin)
-// and one plain add; not inlined (each call costs 57 of the inliner's
-// budget of 80), and so written out on the hottest paths (Bound's
-// stamped RecordInt, RecordMap).
+// are full; addStriped, its caller but for a handle's unstamped record,
+// takes each of these cases. It pins the P around the load of the stripes
+// and the add (pinnedAdd). Cost: two calls (procPin, procUnpin) and one
+// plain add; not inlined (each call costs 57 of the inliner's budget of
+// 80), and so written out on the two hottest paths (Bound's stamped
+// RecordInt, RecordMap's striped case).
 func (s *Series) addStripeInt(count bool, v int64) bool {
 	ok := false
 	p := procPin()
@@ -540,10 +527,10 @@ func (s *Series) addStripeInt(count bool, v int64) bool {
 }
 
 // addCountAt adds a Count's record to P p's stripe, and reports whether
-// it did: false when p has no stripe of its own (p > mask: GOMAXPROCS
-// grew after the series striped, or is past 64), whose records go to the
-// series' own word (addStriped), since a stripe shared by two Ps could
-// not take plain adds. The caller holds p (procPin) from before its load
+// it did: false when p has no stripe of its own (p > mask: GOMAXPROCS set
+// above the CPUs after the series striped, or past 256: wordStripeCount),
+// whose records go to the series' own word (addStriped), since a stripe
+// shared by two Ps could not take plain adds. The caller holds p (procPin) from before its load
 // of the stripes pointer, which it found live (no seal), until after the
 // add: see pinnedAdd. Cost: one plain add. Inlined.
 func (sp *stripes) addCountAt(p int) bool {

@@ -159,6 +159,11 @@ func (t *Tracker) View(a *core.Aggregator) *View {
 		}
 		t.views[a] = v
 	}
+	// Evictions a read found but whose cycle ended without Done (an
+	// export that failed part way) are dropped: the series may have
+	// changed since; they are found idle again later.
+	clear(v.evicts)
+	v.evicts = v.evicts[:0]
 	if v.mark == nil { // new, or closed
 		v.mark = a.AddReader()
 		v.rejoined = v.born != t.cycle

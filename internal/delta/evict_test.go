@@ -74,6 +74,42 @@ func TestIdleSeriesEvictedAfterN(t *testing.T) {
 	}
 }
 
+// TestEvictionsOfAFailedCycleDropped: the series a read found idle are
+// evicted by Done, together (core.Aggregator.EvictAll); a cycle that ends
+// without Done (an export failed part way) evicts nothing, and its
+// findings do not carry into the next cycle, whose Done evicts only what
+// that cycle found.
+func TestEvictionsOfAFailedCycleDropped(t *testing.T) {
+	a := core.NewAggregator(core.KindCount, []string{"k"}, nil, 0)
+	a.RecordTags(tagsOf("k", "x"), 1)
+	tr := NewTracker(1)
+	cycle(tr, a, map[string]int64{}) // changed
+	s := a.AppendSeries(nil)[0]
+	var v Values
+	tr.Begin()
+	st := tr.View(a)
+	Read(a.Kind(), s, st, nil, &v) // idle once: to be evicted by Done
+	if s.Sealed() {
+		t.Fatal("sealed by Read; want by Done")
+	}
+	// No Done: the export failed. A record, then the next cycle.
+	a.RecordTags(tagsOf("k", "x"), 1)
+	tr.Begin()
+	st = tr.View(a)
+	if Read(a.Kind(), s, st, nil, &v); v.Count != 1 {
+		t.Fatalf("delta %d; want 1", v.Count)
+	}
+	st.Done()
+	tr.End()
+	if s.Sealed() || a.Evicted() != 0 {
+		t.Fatalf("sealed %v, evicted %d after a cycle that found the series changed; want neither", s.Sealed(), a.Evicted())
+	}
+	cycle(tr, a, map[string]int64{}) // idle: sealed by Done
+	if !s.Sealed() {
+		t.Fatal("an idle series not sealed by Done")
+	}
+}
+
 func TestCheckEvictIdleAfter(t *testing.T) {
 	for _, tc := range []struct {
 		n     int
